@@ -1,0 +1,81 @@
+"""factcheck: evidence-based, multi-agent fact-checking.
+
+    >>> import factcheck
+    >>> verdict = factcheck.check("Aspirin lowers the risk of heart attacks.")
+    >>> verdict.label, verdict.score
+
+The public API is exactly what this module exports.
+"""
+
+from factcheck.config import AgentSpec, Settings, load_settings
+from factcheck.errors import (
+    ConfigError,
+    FactcheckError,
+    InputError,
+    PluginError,
+    SourceError,
+    UnknownComponentError,
+    VerifierError,
+)
+from factcheck.extractors.base import ClaimExtractor
+from factcheck.pipeline import Agent, Checker, check
+from factcheck.plugins import (
+    get_extractors,
+    get_label_rules,
+    get_scorers,
+    get_sources,
+    get_verifiers,
+    hookimpl,
+)
+from factcheck.scoring import rescore
+from factcheck.scoring.base import LabelRule, Scorer
+from factcheck.sources.base import Source
+from factcheck.types import (
+    SCHEMA,
+    Assessment,
+    Claim,
+    ClaimVerdict,
+    Evidence,
+    Judgment,
+    Label,
+    TextVerdict,
+    Usage,
+)
+from factcheck.verifiers.base import Verifier
+
+__all__ = [
+    "SCHEMA",
+    "Agent",
+    "AgentSpec",
+    "Assessment",
+    "Checker",
+    "Claim",
+    "ClaimExtractor",
+    "ClaimVerdict",
+    "ConfigError",
+    "Evidence",
+    "FactcheckError",
+    "InputError",
+    "Judgment",
+    "Label",
+    "LabelRule",
+    "PluginError",
+    "Scorer",
+    "Settings",
+    "Source",
+    "SourceError",
+    "TextVerdict",
+    "UnknownComponentError",
+    "Usage",
+    "Verifier",
+    "VerifierError",
+    "check",
+    "get_extractors",
+    "get_label_rules",
+    "get_scorers",
+    "get_sources",
+    "get_verifiers",
+    "hookimpl",
+    "load_settings",
+    "rescore",
+]

@@ -1,0 +1,52 @@
+"""Errors raised by factcheck.
+
+Every error the library raises on purpose derives from :class:`FactcheckError`,
+so a caller can catch one type; the CLI prints those as a single line::
+
+    FactcheckError
+    ├── ConfigError              bad settings, profile or option
+    │   └── UnknownComponentError  a source / verifier / scorer name nobody registered
+    ├── InputError               the text or file handed in cannot be checked
+    ├── PluginError              a plugin registered something unusable
+    ├── SourceError              a source failed to retrieve evidence (its agent abstains)
+    └── VerifierError            a verifier failed to judge (its agent abstains)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class FactcheckError(Exception):
+    """Base class of every error factcheck raises on purpose."""
+
+
+class ConfigError(FactcheckError):
+    """Settings, a profile or a component option is invalid."""
+
+
+class UnknownComponentError(ConfigError):
+    """A component name was asked for that no plugin registered."""
+
+    def __init__(self, kind: str, name: str, available: Iterable[str]) -> None:
+        self.kind = kind
+        self.name = name
+        self.available = sorted(available)
+        choices = ", ".join(self.available) or "none"
+        super().__init__(f"unknown {kind} {name!r} (available: {choices})")
+
+
+class InputError(FactcheckError):
+    """The text, file or JSON handed in cannot be processed."""
+
+
+class PluginError(FactcheckError):
+    """A plugin registered an object of the wrong type or a clashing name."""
+
+
+class SourceError(FactcheckError):
+    """A source could not retrieve evidence."""
+
+
+class VerifierError(FactcheckError):
+    """A verifier could not judge a claim."""

@@ -1,0 +1,214 @@
+"""The Checker: extract claims -> ask every agent (retrieve, then judge) -> score -> label.
+
+Agents and claims run concurrently under one concurrency limit, each agent
+call under a time-out. An agent whose source or verifier fails, or that runs
+out of time, abstains on that claim with ``error`` set; the check completes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import Any
+
+from factcheck.config import Settings, load_settings
+from factcheck.errors import ConfigError, InputError
+from factcheck.extractors.base import ClaimExtractor
+from factcheck.plugins.manager import get_registry
+from factcheck.scoring import score_text
+from factcheck.scoring.base import LabelRule, Scorer
+from factcheck.sources.base import Source
+from factcheck.types import Claim, Evidence, Judgment, TextVerdict, Usage
+from factcheck.verifiers.base import Verifier
+
+
+@dataclass(frozen=True)
+class Agent:
+    """A named evidence agent: a source paired with a verifier."""
+
+    name: str
+    source: Source
+    verifier: Verifier
+
+
+class UsageRecorder:
+    """Collects calls, errors and stage times during one check (the event loop is single-threaded)."""
+
+    def __init__(self) -> None:
+        self.calls: Counter[str] = Counter()
+        self.errors: Counter[str] = Counter()
+        self.wall_s: Counter[str] = Counter()
+
+    @contextmanager
+    def timed(self, stage: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.wall_s[stage] += time.perf_counter() - start
+
+    def freeze(self) -> Usage:
+        return Usage(
+            calls=dict(self.calls),
+            errors=dict(self.errors),
+            wall_s={stage: round(seconds, 6) for stage, seconds in self.wall_s.items()},
+        )
+
+
+def split_scoring_options(options: dict[str, Any], scorer: Scorer, rule: LabelRule) -> tuple[Scorer, LabelRule]:
+    """Configure the scorer and the label rule from one option mapping: each key goes to the one that has it."""
+    scorer_keys, rule_keys = set(scorer.options()), set(rule.options())
+    unknown = sorted(set(options) - scorer_keys - rule_keys)
+    if unknown:
+        known = ", ".join(sorted(scorer_keys | rule_keys)) or "none"
+        raise ConfigError(
+            f"unknown scoring option {', '.join(unknown)} for scorer {scorer.name!r} "
+            f"and labels {rule.name!r} (options: {known})"
+        )
+    scorer = scorer.configure(**{k: v for k, v in options.items() if k in scorer_keys})
+    rule = rule.configure(**{k: v for k, v in options.items() if k in rule_keys and k not in scorer_keys})
+    return scorer, rule
+
+
+def resolve_scoring(name: str, labels: str, options: dict[str, Any]) -> tuple[Scorer, LabelRule]:
+    """The registered scorer and label rule, configured; ConfigError names what is available."""
+    registry = get_registry()
+    return split_scoring_options(options, registry.get("scorers", name), registry.get("label_rules", labels))
+
+
+def _raise_errors() -> bool:
+    return os.environ.get("FACTCHECK_RAISE_ERRORS", "") not in ("", "0")
+
+
+class Checker:
+    """Checks texts with configured components.
+
+    Build it from settings (``factcheck.toml``, env, keyword overrides such as
+    ``profile``, ``scorer``, ``labels``, ``scoring_options``, ``corpus``,
+    ``sources``) or hand it components directly::
+
+        checker = Checker(scorer="normsum", corpus="my-docs/")
+        verdict = checker.check("Aspirin lowers the risk of heart attacks.")
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        extractor: ClaimExtractor | None = None,
+        agents: Sequence[Agent] | None = None,
+        scorer: Scorer | str | None = None,
+        labels: LabelRule | str | None = None,
+        config: str | os.PathLike[str] | None = None,
+        **overrides: Any,
+    ) -> None:
+        if isinstance(scorer, str):
+            overrides["scorer"] = scorer
+        if isinstance(labels, str):
+            overrides["labels"] = labels
+        if settings is None:
+            settings = load_settings(config, **overrides)
+        elif overrides:
+            settings = settings.with_overrides(**overrides)
+        self.settings = settings
+        registry = get_registry()
+        self.extractor = extractor or registry.get("extractors", settings.extractor).configure(
+            **settings.extractor_options
+        )
+        self.agents: tuple[Agent, ...] = tuple(agents) if agents is not None else self._build_agents(settings)
+        if not self.agents:
+            raise ConfigError("no agents configured: nothing would check the claims")
+        names = [a.name for a in self.agents]
+        if len(set(names)) != len(names):
+            raise ConfigError(f"agent names must be unique, got {names}")
+        configured_scorer, configured_rule = resolve_scoring(
+            settings.scorer, settings.labels, dict(settings.scoring_options)
+        )
+        self.scorer = scorer if isinstance(scorer, Scorer) else configured_scorer
+        self.labels = labels if isinstance(labels, LabelRule) else configured_rule
+
+    @staticmethod
+    def _build_agents(settings: Settings) -> tuple[Agent, ...]:
+        registry = get_registry()
+        return tuple(
+            Agent(
+                spec.name,
+                registry.get("sources", spec.source).configure(**spec.source_options),
+                registry.get("verifiers", spec.verifier).configure(**spec.verifier_options),
+            )
+            for spec in settings.resolved_agents()
+        )
+
+    def check(self, text: str) -> TextVerdict:
+        """Check ``text`` (synchronous; safe to call from inside a running event loop)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.acheck(text))
+        # Called from async code (a notebook): run on a private loop in a worker thread.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(asyncio.run, self.acheck(text)).result()
+
+    async def acheck(self, text: str) -> TextVerdict:
+        """Check ``text``."""
+        if not isinstance(text, str) or not text.strip():
+            raise InputError("empty text: there is nothing to check")
+        recorder = UsageRecorder()
+        with recorder.timed("total"):
+            with recorder.timed("extract"):
+                claims = await asyncio.to_thread(self.extractor.extract, text)
+            recorder.calls[f"extractor:{self.extractor.name}"] += 1
+            limit = asyncio.Semaphore(self.settings.max_concurrency)
+            judged = await asyncio.gather(*(self._judge_claim(claim, limit, recorder) for claim in claims))
+            with recorder.timed("score"):
+                verdict = score_text(text, list(zip(claims, judged, strict=True)), self.scorer, self.labels)
+        return replace(verdict, usage=recorder.freeze())
+
+    async def _judge_claim(
+        self, claim: Claim, limit: asyncio.Semaphore, recorder: UsageRecorder
+    ) -> tuple[Judgment, ...]:
+        return tuple(await asyncio.gather(*(self._ask(agent, claim, limit, recorder) for agent in self.agents)))
+
+    async def _ask(self, agent: Agent, claim: Claim, limit: asyncio.Semaphore, recorder: UsageRecorder) -> Judgment:
+        """One agent on one claim; any failure becomes an abstention that says why."""
+        evidence: list[Evidence] = []
+        stage = "retrieve"
+        async with limit:
+            try:
+                async with asyncio.timeout(self.settings.agent_timeout_s):
+                    with recorder.timed("retrieve"):
+                        recorder.calls[f"source:{agent.source.name}"] += 1
+                        evidence = list(await agent.source.retrieve(claim))
+                    stage = "judge"
+                    with recorder.timed("judge"):
+                        recorder.calls[f"verifier:{agent.verifier.name}"] += 1
+                        assessment = await agent.verifier.judge(claim, evidence)
+            except TimeoutError:
+                recorder.errors[f"agent:{agent.name}"] += 1
+                message = f"timed out after {self.settings.agent_timeout_s:g}s during {stage}"
+                return Judgment(agent.name, None, evidence=tuple(evidence), error=message)
+            except Exception as exc:
+                if _raise_errors():
+                    raise
+                component = agent.source.name if stage == "retrieve" else agent.verifier.name
+                recorder.errors[f"{'source' if stage == 'retrieve' else 'verifier'}:{component}"] += 1
+                message = f"{stage} failed in {component}: {type(exc).__name__}: {exc}"
+                return Judgment(agent.name, None, evidence=tuple(evidence), error=message)
+        return Judgment(
+            agent=agent.name,
+            factuality=assessment.factuality,
+            confidence=assessment.confidence if assessment.factuality is not None else 0.0,
+            rationale=assessment.rationale,
+            evidence=tuple(evidence),
+        )
+
+
+def check(text: str, **options: Any) -> TextVerdict:
+    """Check ``text`` with a :class:`Checker` built from ``options`` (see :class:`Checker`)."""
+    return Checker(**options).check(text)

@@ -1,0 +1,66 @@
+"""The human-readable report of a checked text (``factcheck check`` without ``--format json``)."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from factcheck.types import ClaimVerdict, Judgment, Label, TextVerdict
+
+LABEL_STYLES = {
+    Label.TRUE: "bold green",
+    Label.FALSE: "bold red",
+    Label.PARTLY_TRUE: "bold yellow",
+    Label.UNVERIFIED: "bold dim",
+}
+
+
+def _score(score: float | None) -> str:
+    return "n/a" if score is None else f"{score:.3f}"
+
+
+def _judgment_line(judgment: Judgment) -> Text:
+    line = Text("  • ")
+    line.append(judgment.agent, style="bold")
+    if judgment.factuality is None:
+        line.append(": abstained", style="dim")
+        if judgment.error:
+            line.append(f" ({judgment.error})", style="red")
+        elif judgment.rationale:
+            line.append(f" ({judgment.rationale})", style="dim")
+    else:
+        verdict = "true" if judgment.factuality else "false"
+        line.append(f": {verdict}", style="green" if judgment.factuality else "red")
+        line.append(f", confidence {judgment.confidence:.2f}")
+        if judgment.rationale:
+            line.append(f"\n      {judgment.rationale}", style="dim")
+    for item in judgment.evidence:
+        line.append("\n      ↳ ")
+        line.append(item.title or item.source, style="cyan")
+        if item.url:
+            line.append(f" {item.url}", style="underline blue")
+    return line
+
+
+def _claim_block(verdict: ClaimVerdict) -> Group:
+    head = Text()
+    head.append(f"[{verdict.claim.id}] ", style="dim")
+    head.append(str(verdict.label), style=LABEL_STYLES[verdict.label])
+    head.append(f"  {_score(verdict.score)}  ", style="dim")
+    head.append(verdict.claim.text)
+    return Group(head, *(_judgment_line(j) for j in verdict.judgments), Text(""))
+
+
+def render(verdict: TextVerdict, console: Console) -> None:
+    """Print the label and score, then every claim with each agent's verdict and evidence."""
+    summary = Table.grid(padding=(0, 2))
+    summary.add_row(
+        Text(str(verdict.label), style=LABEL_STYLES[verdict.label]),
+        Text(f"score {_score(verdict.score)}"),
+        Text(f"{len(verdict.claims)} claims · scorer {verdict.scorer} · labels {verdict.labels}", style="dim"),
+    )
+    console.print(Panel(summary, title="factcheck", expand=False))
+    for claim in verdict.claims:
+        console.print(_claim_block(claim))

@@ -1,0 +1,50 @@
+"""Scoring: scorers (mafc, average, normsum, majority), label rules (threshold,
+compose), and the functions that turn judgments into verdicts.
+
+The pipeline and ``factcheck score`` both go through :func:`score_text`, so a
+recorded check re-scores exactly as a live one would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from factcheck.scoring.base import LabelRule, Scorer
+from factcheck.types import Claim, ClaimVerdict, Judgment, TextVerdict, Usage
+
+
+def score_claim(claim: Claim, judgments: Sequence[Judgment], scorer: Scorer, rule: LabelRule) -> ClaimVerdict:
+    """Score and label one claim from its judgments."""
+    score = scorer.score_claim(judgments)
+    return ClaimVerdict(claim=claim, judgments=tuple(judgments), score=score, label=rule.claim_label(score))
+
+
+def score_text(
+    text: str,
+    judged: Sequence[tuple[Claim, Sequence[Judgment]]],
+    scorer: Scorer,
+    rule: LabelRule,
+    usage: Usage | None = None,
+) -> TextVerdict:
+    """Score and label a text from each claim's judgments. UNVERIFIED claims are left out of the text score."""
+    claims = tuple(score_claim(claim, judgments, scorer, rule) for claim, judgments in judged)
+    score = scorer.score_text([c.score for c in claims if c.score is not None])
+    return TextVerdict(
+        text=text,
+        claims=claims,
+        score=score,
+        label=rule.text_label(score, claims),
+        scorer=scorer.name,
+        scorer_options=scorer.options(),
+        labels=rule.name,
+        usage=usage or Usage(),
+    )
+
+
+def rescore(verdict: TextVerdict, scorer: Scorer, rule: LabelRule) -> TextVerdict:
+    """Re-score a recorded check with another scorer or label rule; calls no source."""
+    judged = [(c.claim, c.judgments) for c in verdict.claims]
+    return score_text(verdict.text, judged, scorer, rule, verdict.usage)
+
+
+__all__ = ["LabelRule", "Scorer", "rescore", "score_claim", "score_text"]

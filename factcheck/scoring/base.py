@@ -1,0 +1,51 @@
+"""The Scorer and LabelRule interfaces.
+
+A scorer turns the judgments of one claim into a credibility score and the
+claim scores of a text into a text score; a label rule turns scores into
+labels. Abstentions never reach a scorer: ``score_claim`` drops them, and a
+claim on which every agent abstained has no score (UNVERIFIED).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from statistics import fmean
+
+from factcheck.options import Configurable
+from factcheck.types import ClaimVerdict, Judgment, Label
+
+
+class Scorer(Configurable, ABC):
+    """Scores claims from agents' judgments, and texts from claim scores."""
+
+    name: str
+
+    def score_claim(self, judgments: Sequence[Judgment]) -> float | None:
+        """The claim's score, or ``None`` when every agent abstained."""
+        votes = [j for j in judgments if not j.abstained]
+        if not votes:
+            return None
+        return self.score_votes(votes)
+
+    @abstractmethod
+    def score_votes(self, votes: Sequence[Judgment]) -> float:
+        """Score a claim from the judgments of the agents that did not abstain (at least one)."""
+
+    def score_text(self, claim_scores: Sequence[float]) -> float | None:
+        """The text's score from its verified claims' scores: their mean (MAFC), ``None`` if none."""
+        return fmean(claim_scores) if claim_scores else None
+
+
+class LabelRule(Configurable, ABC):
+    """Turns claim and text scores into labels."""
+
+    name: str
+
+    @abstractmethod
+    def claim_label(self, score: float | None) -> Label:
+        """TRUE / FALSE for a scored claim, UNVERIFIED for ``None``."""
+
+    @abstractmethod
+    def text_label(self, score: float | None, claims: Sequence[ClaimVerdict]) -> Label:
+        """TRUE / PARTLY TRUE / FALSE for a text, UNVERIFIED when no claim was verified."""

@@ -1,0 +1,24 @@
+"""Registers the built-in scorers and label rules through the public hook."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from factcheck.plugins.hookspecs import hookimpl
+from factcheck.scoring.baselines import AverageScorer, MajorityScorer, NormalisedSumScorer
+from factcheck.scoring.labels import ComposeRule, ThresholdRule
+from factcheck.scoring.mafc import MAFCScorer
+
+
+@hookimpl
+def register_scorers(register: Callable[[Any], None]) -> None:
+    for component in (
+        MAFCScorer(),
+        AverageScorer(),
+        NormalisedSumScorer(),
+        MajorityScorer(),
+        ThresholdRule(),
+        ComposeRule(),
+    ):
+        register(component)

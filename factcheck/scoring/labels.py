@@ -1,0 +1,75 @@
+"""Label rules: from scores to TRUE / PARTLY TRUE / FALSE / UNVERIFIED."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from factcheck.errors import ConfigError
+from factcheck.scoring.base import LabelRule
+from factcheck.types import ClaimVerdict, Label
+
+
+def threshold_claim_label(score: float | None, threshold: float) -> Label:
+    """A claim is TRUE when its score is above ``threshold`` (binary, as in the paper)."""
+    if score is None:
+        return Label.UNVERIFIED
+    return Label.TRUE if score > threshold else Label.FALSE
+
+
+@dataclass(frozen=True)
+class ThresholdRule(LabelRule):
+    """The paper's rule: threshold the scores.
+
+    A claim is TRUE when its score is above ``claim_threshold``. A text is
+    labelled from its score: with one threshold ``t``, TRUE above ``t`` and
+    FALSE otherwise (binary); with two ``(lo, hi)``, FALSE at or below ``lo``,
+    TRUE at or above ``hi``, PARTLY TRUE between (paper: 0.33 / 0.67).
+    """
+
+    name = "threshold"
+    claim_threshold: float = 0.5
+    thresholds: tuple[float, ...] = (0.33, 0.67)
+
+    def __post_init__(self) -> None:
+        if len(self.thresholds) not in (1, 2) or list(self.thresholds) != sorted(self.thresholds):
+            raise ConfigError(
+                f"threshold: thresholds must be one value (binary) or two ascending values, got {self.thresholds!r}"
+            )
+
+    def claim_label(self, score: float | None) -> Label:
+        return threshold_claim_label(score, self.claim_threshold)
+
+    def text_label(self, score: float | None, claims: Sequence[ClaimVerdict]) -> Label:
+        if score is None:
+            return Label.UNVERIFIED
+        if len(self.thresholds) == 1:
+            return Label.TRUE if score > self.thresholds[0] else Label.FALSE
+        low, high = self.thresholds
+        if score <= low:
+            return Label.FALSE
+        if score >= high:
+            return Label.TRUE
+        return Label.PARTLY_TRUE
+
+
+@dataclass(frozen=True)
+class ComposeRule(LabelRule):
+    """Compose claim labels: TRUE if every verified claim is TRUE, FALSE if every one
+    is FALSE, PARTLY TRUE otherwise. Unverified claims are left out."""
+
+    name = "compose"
+    claim_threshold: float = 0.5
+
+    def claim_label(self, score: float | None) -> Label:
+        return threshold_claim_label(score, self.claim_threshold)
+
+    def text_label(self, score: float | None, claims: Sequence[ClaimVerdict]) -> Label:
+        labels = {c.label for c in claims if c.verified}
+        if not labels:
+            return Label.UNVERIFIED
+        if labels == {Label.TRUE}:
+            return Label.TRUE
+        if labels == {Label.FALSE}:
+            return Label.FALSE
+        return Label.PARTLY_TRUE

@@ -1,0 +1,268 @@
+"""The ``corpus`` source: BM25 over a local document collection.
+
+A corpus is a JSONL file (optionally gzipped) of ``{"id", "title", "text",
+"url"?}`` records, or a folder of ``.txt`` / ``.md`` files. Documents are split
+into passages of whole sentences (at most ``passage_words`` words) and indexed
+with bm25s; the index is saved under the cache folder, keyed by a hash of the
+corpus bytes and the passage settings, so it is built once per corpus.
+
+With no ``path``, the source searches the 5,183 SciFact abstracts shipped in
+the package (``factcheck/data/scifact-corpus.jsonl.gz``; ODC-By 1.0, see
+``factcheck/data/SCIFACT.md``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from factcheck.errors import ConfigError, InputError
+from factcheck.paths import cache_dir
+from factcheck.plugins.hookspecs import hookimpl
+from factcheck.sources.base import Source
+from factcheck.types import Claim, Evidence
+
+SHIPPED_CORPUS = Path(__file__).resolve().parent.parent / "data" / "scifact-corpus.jsonl.gz"
+INDEX_FORMAT = "bm25s-1"  # bump when passages or tokenisation change, to invalidate saved indexes
+FOLDER_SUFFIXES = (".txt", ".md")
+
+# A sentence ends at . ! or ? followed by space and an upper-case letter, digit or opening mark.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A retrievable unit: whole sentences of one document."""
+
+    doc_id: str
+    title: str
+    url: str | None
+    text: str
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of ``text``: line breaks always end one, then a punctuation heuristic."""
+    sentences: list[str] = []
+    for line in text.splitlines():
+        sentences.extend(s.strip() for s in _SENTENCE_END.split(line) if s.strip())
+    return sentences
+
+
+def split_passages(text: str, max_words: int) -> list[str]:
+    """Group consecutive sentences into passages of at most ``max_words`` words
+    (a single longer sentence stays whole)."""
+    passages: list[str] = []
+    current: list[str] = []
+    words = 0
+    for sentence in split_sentences(text):
+        n = len(sentence.split())
+        if current and words + n > max_words:
+            passages.append(" ".join(current))
+            current, words = [], 0
+        current.append(sentence)
+        words += n
+    if current:
+        passages.append(" ".join(current))
+    return passages
+
+
+def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+            if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+                raise InputError(f"{path}:{number}: a corpus record needs a string field 'text'")
+            yield record
+
+
+def _folder_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in FOLDER_SUFFIXES)
+
+
+def _title_of(path: Path, text: str) -> str:
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    if path.suffix.lower() == ".md" and first.startswith("#"):
+        return first.lstrip("#").strip()
+    return path.stem.replace("_", " ").replace("-", " ")
+
+
+def load_passages(path: Path, max_words: int) -> list[Passage]:
+    """Read a corpus file or folder and split it into passages."""
+    passages: list[Passage] = []
+    if path.is_dir():
+        for file in _folder_files(path):
+            text = file.read_text(encoding="utf-8", errors="replace")
+            doc_id = file.relative_to(path).as_posix()
+            title, url = _title_of(file, text), file.resolve().as_uri()
+            passages.extend(Passage(doc_id, title, url, p) for p in split_passages(text, max_words))
+    else:
+        for number, record in enumerate(_read_jsonl(path), 1):
+            doc_id = str(record.get("id", number))
+            title = str(record.get("title") or "")
+            url = record.get("url")
+            passages.extend(Passage(doc_id, title, url, p) for p in split_passages(record["text"], max_words))
+    if not passages:
+        raise InputError(f"corpus {path} has no text to search")
+    return passages
+
+
+def fingerprint(path: Path, max_words: int) -> str:
+    """A hash of the corpus content and the settings that shape its index."""
+    digest = hashlib.sha256(f"{INDEX_FORMAT}|{max_words}".encode())
+    files = _folder_files(path) if path.is_dir() else [path]
+    for file in files:
+        digest.update(file.relative_to(path).as_posix().encode() if path.is_dir() else b"")
+        with file.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()[:24]
+
+
+class CorpusIndex:
+    """BM25 over a corpus's passages, saved to and loaded from an index folder."""
+
+    def __init__(self, passages: list[Passage], retriever: Any) -> None:
+        self.passages = passages
+        self.retriever = retriever
+
+    @staticmethod
+    def _stemmer() -> Any:
+        import Stemmer
+
+        return Stemmer.Stemmer("english")
+
+    @classmethod
+    def build(cls, passages: list[Passage]) -> CorpusIndex:
+        """Index passages (title and text) with BM25."""
+        import bm25s
+
+        texts = [f"{p.title}\n{p.text}" if p.title else p.text for p in passages]
+        tokens = bm25s.tokenize(texts, stopwords="en", stemmer=cls._stemmer(), show_progress=False)
+        retriever = bm25s.BM25()
+        retriever.index(tokens, show_progress=False)
+        return cls(passages, retriever)
+
+    def save(self, folder: Path) -> None:
+        """Write the index atomically: build in a temporary folder, then rename it into place."""
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=folder.name + ".", dir=folder.parent))
+        try:
+            self.retriever.save(str(tmp), show_progress=False)
+            with gzip.open(tmp / "passages.jsonl.gz", "wt", encoding="utf-8") as handle:
+                for p in self.passages:
+                    handle.write(json.dumps([p.doc_id, p.title, p.url, p.text]) + "\n")
+            os.replace(tmp, folder)
+        except OSError:
+            # Another process saved the same index first (or the cache is read-only): keep theirs.
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    @classmethod
+    def load(cls, folder: Path) -> CorpusIndex:
+        """Read an index written by :meth:`save`."""
+        import bm25s
+
+        with gzip.open(folder / "passages.jsonl.gz", "rt", encoding="utf-8") as handle:
+            passages = [Passage(*json.loads(line)) for line in handle]
+        return cls(passages, bm25s.BM25.load(str(folder)))
+
+    def search(self, query: str, k: int) -> list[tuple[Passage, float]]:
+        """The ``k`` best passages for ``query`` with their BM25 scores (only those that match at all)."""
+        import bm25s
+
+        tokens = bm25s.tokenize([query], stopwords="en", stemmer=self._stemmer(), return_ids=False, show_progress=False)
+        if not tokens or not tokens[0]:
+            return []
+        k = min(k, len(self.passages))
+        ids, scores = self.retriever.retrieve(tokens, k=k, show_progress=False, n_threads=1)
+        return [(self.passages[int(i)], float(s)) for i, s in zip(ids[0], scores[0], strict=True) if s > 0]
+
+
+_indexes: dict[str, CorpusIndex] = {}
+_indexes_lock = threading.Lock()
+
+
+def open_index(path: Path, max_words: int) -> CorpusIndex:
+    """The index of a corpus: from memory, else from the on-disk cache, else built and saved."""
+    key = fingerprint(path, max_words)
+    with _indexes_lock:
+        if key in _indexes:
+            return _indexes[key]
+        folder = cache_dir() / "corpus-index" / key
+        index = None
+        if (folder / "passages.jsonl.gz").exists():
+            try:
+                index = CorpusIndex.load(folder)
+            except (OSError, ValueError, json.JSONDecodeError):
+                index = None  # a damaged cache entry is rebuilt below
+        if index is None:
+            index = CorpusIndex.build(load_passages(path, max_words))
+            shutil.rmtree(folder, ignore_errors=True)
+            index.save(folder)
+        _indexes[key] = index
+        return index
+
+
+@dataclass(frozen=True)
+class CorpusSource(Source):
+    """BM25 search over a local corpus (default: the shipped SciFact abstracts).
+
+    Options: ``path`` (JSONL / JSONL.gz file or folder of .txt / .md),
+    ``top_k`` passages per claim, ``passage_words`` (passage size).
+    """
+
+    name = "corpus"
+    path: str | None = None
+    top_k: int = 3
+    passage_words: int = 120
+
+    def __post_init__(self) -> None:
+        if self.top_k < 1 or self.passage_words < 1:
+            raise ConfigError("corpus: top_k and passage_words must be at least 1")
+        if self.path is not None and not Path(self.path).expanduser().exists():
+            raise ConfigError(f"corpus: no such file or folder: {self.path}")
+
+    @property
+    def corpus_path(self) -> Path:
+        """The file or folder searched."""
+        return Path(self.path).expanduser() if self.path else SHIPPED_CORPUS
+
+    def search(self, claim: Claim) -> list[Evidence]:
+        """Synchronous retrieval: the ``top_k`` best passages over all of the claim's queries."""
+        index = open_index(self.corpus_path, self.passage_words)
+        best: dict[tuple[str, str], tuple[Passage, float]] = {}
+        for query in claim.search_queries():
+            for passage, score in index.search(query, self.top_k):
+                key = (passage.doc_id, passage.text)
+                if key not in best or score > best[key][1]:
+                    best[key] = (passage, score)
+        ranked = sorted(best.values(), key=lambda item: item[1], reverse=True)[: self.top_k]
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        return [
+            Evidence(source=self.name, text=p.text, title=p.title, url=p.url, retrieved_at=now) for p, _ in ranked
+        ]
+
+    async def retrieve(self, claim: Claim) -> list[Evidence]:
+        return await asyncio.to_thread(self.search, claim)
+
+
+@hookimpl
+def register_sources(register: Callable[[Any], None]) -> None:
+    register(CorpusSource())

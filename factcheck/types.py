@@ -1,0 +1,363 @@
+"""Domain types: frozen dataclasses that serialise to the project's JSON format.
+
+The JSON of one checked text is the stable interchange format of the project
+(``"schema": "factcheck/1"``); ``factcheck score`` reads it back, the eval
+harness records it, the HTTP API returns it. ``to_dict()`` / ``from_dict()``
+round-trip every type exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from factcheck.errors import InputError
+
+SCHEMA = "factcheck/1"
+
+
+class Label(StrEnum):
+    """Verdict labels. Claims are TRUE / FALSE / UNVERIFIED; texts may also be PARTLY TRUE."""
+
+    TRUE = "TRUE"
+    FALSE = "FALSE"
+    PARTLY_TRUE = "PARTLY TRUE"
+    UNVERIFIED = "UNVERIFIED"
+
+    @classmethod
+    def parse(cls, value: object) -> Label:
+        """Read a label, accepting the dataset spellings ``PARTLY`` and ``partly true``."""
+        text = str(value).strip().upper().replace("_", " ")
+        if text == "PARTLY":
+            return cls.PARTLY_TRUE
+        try:
+            return cls(text)
+        except ValueError:
+            raise InputError(f"unknown label {value!r} (expected one of {', '.join(cls)})") from None
+
+
+def _require(data: Mapping[str, Any], key: str, what: str) -> Any:
+    if not isinstance(data, Mapping):
+        raise InputError(f"{what} must be a JSON object, got {type(data).__name__}")
+    try:
+        return data[key]
+    except KeyError:
+        raise InputError(f"{what} is missing the field {key!r}") from None
+
+
+def _optional_float(value: Any, what: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InputError(f"{what} must be a number or null, got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One atomic, checkable statement taken from the input text.
+
+    ``span`` is the ``(start, end)`` character range of the claim in the text
+    it came from, or ``None`` when it cannot be mapped back (a rewritten claim).
+    """
+
+    id: str
+    text: str
+    span: tuple[int, int] | None = None
+    queries: tuple[str, ...] = ()
+
+    def search_queries(self) -> tuple[str, ...]:
+        """The queries sources should run: the generated ones, else the claim itself."""
+        return self.queries or (self.text,)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The claim's JSON fields (nested inside a claim verdict)."""
+        return {
+            "id": self.id,
+            "text": self.text,
+            "span": list(self.span) if self.span is not None else None,
+            "queries": list(self.queries),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Claim:
+        """Read a claim from its JSON fields."""
+        span = data.get("span")
+        if span is not None:
+            if not (isinstance(span, Sequence) and len(span) == 2):
+                raise InputError(f"claim span must be [start, end] or null, got {span!r}")
+            span = (int(span[0]), int(span[1]))
+        return cls(
+            id=str(_require(data, "id", "claim")),
+            text=str(_require(data, "text", "claim")),
+            span=span,
+            queries=tuple(str(q) for q in data.get("queries") or ()),
+        )
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A passage a source returned for a claim. Its text is untrusted input."""
+
+    source: str
+    text: str
+    title: str = ""
+    url: str | None = None
+    retrieved_at: str | None = None
+    published_at: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The evidence's JSON fields."""
+        return {
+            "source": self.source,
+            "title": self.title,
+            "url": self.url,
+            "text": self.text,
+            "retrieved_at": self.retrieved_at,
+            "published_at": self.published_at,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Evidence:
+        """Read evidence from its JSON fields."""
+        return cls(
+            source=str(_require(data, "source", "evidence")),
+            text=str(_require(data, "text", "evidence")),
+            title=str(data.get("title") or ""),
+            url=data.get("url"),
+            retrieved_at=data.get("retrieved_at"),
+            published_at=data.get("published_at"),
+        )
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """What a verifier decides about a claim given evidence, before it is tied to an agent.
+
+    ``factuality`` is ``None`` when the verifier abstains (the evidence says
+    nothing about the claim).
+    """
+
+    factuality: bool | None
+    confidence: float
+    rationale: str = ""
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.confidence, int | float) and 0.0 <= self.confidence <= 1.0):
+            raise ValueError(f"confidence must be in [0, 1], got {self.confidence!r}")
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """One agent's verdict on one claim.
+
+    ``factuality`` is ``True`` / ``False``, or ``None`` when the agent abstained
+    (no evidence, or its source failed: ``error`` says why). The signed score
+    ``w`` of the MAFC paper is ``+confidence`` for true and ``-confidence`` for
+    false; a judgment of false with confidence 0 is ``-0.0`` and still counts
+    as a false vote.
+    """
+
+    agent: str
+    factuality: bool | None
+    confidence: float = 0.0
+    rationale: str = ""
+    evidence: tuple[Evidence, ...] = ()
+    error: str | None = None
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.confidence, int | float) and 0.0 <= self.confidence <= 1.0):
+            raise InputError(f"confidence of agent {self.agent!r} must be in [0, 1], got {self.confidence!r}")
+
+    @property
+    def abstained(self) -> bool:
+        """True when the agent gave no verdict."""
+        return self.factuality is None
+
+    @property
+    def signed_score(self) -> float:
+        """``+confidence`` if judged true, ``-confidence`` if false (``-0.0`` keeps its sign)."""
+        if self.factuality is None:
+            raise ValueError(f"agent {self.agent!r} abstained: it has no signed score")
+        return self.confidence if self.factuality else -self.confidence
+
+    @classmethod
+    def from_signed(cls, agent: str, w: float, rationale: str = "") -> Judgment:
+        """Build a judgment from a signed score (``-0.0`` means false with confidence 0)."""
+        if math.isnan(w) or not -1.0 <= w <= 1.0:
+            raise InputError(f"signed score of agent {agent!r} must be in [-1, 1], got {w!r}")
+        return cls(agent=agent, factuality=math.copysign(1.0, w) > 0, confidence=abs(w), rationale=rationale)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The judgment's JSON fields."""
+        return {
+            "agent": self.agent,
+            "factuality": self.factuality,
+            "confidence": self.confidence,
+            "rationale": self.rationale,
+            "evidence": [e.to_dict() for e in self.evidence],
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Judgment:
+        """Read a judgment from its JSON fields."""
+        factuality = data.get("factuality")
+        if factuality is not None and not isinstance(factuality, bool):
+            raise InputError(f"judgment factuality must be true, false or null, got {factuality!r}")
+        confidence = _optional_float(data.get("confidence", 0.0), "judgment confidence")
+        return cls(
+            agent=str(_require(data, "agent", "judgment")),
+            factuality=factuality,
+            confidence=confidence if confidence is not None else 0.0,
+            rationale=str(data.get("rationale") or ""),
+            evidence=tuple(Evidence.from_dict(e) for e in data.get("evidence") or ()),
+            error=data.get("error"),
+        )
+
+
+@dataclass(frozen=True)
+class ClaimVerdict:
+    """A claim, every agent's judgment of it, and the scorer's score and label.
+
+    ``score`` is ``None`` and ``label`` UNVERIFIED when every agent abstained.
+    """
+
+    claim: Claim
+    judgments: tuple[Judgment, ...]
+    score: float | None = None
+    label: Label = Label.UNVERIFIED
+
+    @property
+    def verified(self) -> bool:
+        """True when at least one agent gave a verdict."""
+        return self.score is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The claim verdict's JSON fields (the claim's own fields are inlined)."""
+        return {
+            **self.claim.to_dict(),
+            "label": str(self.label),
+            "score": self.score,
+            "judgments": [j.to_dict() for j in self.judgments],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ClaimVerdict:
+        """Read a claim verdict; ``score`` and ``label`` may be missing (recorded, not yet scored)."""
+        judgments = data.get("judgments")
+        if judgments is None:
+            judgments = []
+        if not isinstance(judgments, list):
+            raise InputError("claim 'judgments' must be a list")
+        label = data.get("label")
+        return cls(
+            claim=Claim.from_dict(data),
+            judgments=tuple(Judgment.from_dict(j) for j in judgments),
+            score=_optional_float(data.get("score"), "claim score"),
+            label=Label.parse(label) if label is not None else Label.UNVERIFIED,
+        )
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What a check cost: calls, cache hits, errors and wall time.
+
+    ``calls``, ``cache_hits`` and ``errors`` are keyed by component
+    (``"source:corpus"``, ``"verifier:lexical"``); ``wall_s`` by stage
+    (``extract``, ``retrieve``, ``judge``, ``score``, ``total``). Retrieve and
+    judge times are summed over calls, which run concurrently, so they can
+    exceed ``total``. Treat the mappings as read-only.
+    """
+
+    calls: Mapping[str, int] = field(default_factory=dict)
+    cache_hits: Mapping[str, int] = field(default_factory=dict)
+    errors: Mapping[str, int] = field(default_factory=dict)
+    wall_s: Mapping[str, float] = field(default_factory=dict)
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    search_calls: int = 0
+    cost_usd: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The usage's JSON fields."""
+        return {
+            "calls": dict(self.calls),
+            "cache_hits": dict(self.cache_hits),
+            "errors": dict(self.errors),
+            "wall_s": dict(self.wall_s),
+            "llm_calls": self.llm_calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "search_calls": self.search_calls,
+            "cost_usd": self.cost_usd,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> Usage:
+        """Read usage; a missing or empty object gives an empty usage."""
+        data = data or {}
+        return cls(
+            calls={str(k): int(v) for k, v in (data.get("calls") or {}).items()},
+            cache_hits={str(k): int(v) for k, v in (data.get("cache_hits") or {}).items()},
+            errors={str(k): int(v) for k, v in (data.get("errors") or {}).items()},
+            wall_s={str(k): float(v) for k, v in (data.get("wall_s") or {}).items()},
+            llm_calls=int(data.get("llm_calls", 0)),
+            prompt_tokens=int(data.get("prompt_tokens", 0)),
+            completion_tokens=int(data.get("completion_tokens", 0)),
+            search_calls=int(data.get("search_calls", 0)),
+            cost_usd=float(data.get("cost_usd", 0.0)),
+        )
+
+
+@dataclass(frozen=True)
+class TextVerdict:
+    """The result of checking one text: its claims' verdicts, the text score and label."""
+
+    text: str
+    claims: tuple[ClaimVerdict, ...]
+    score: float | None = None
+    label: Label = Label.UNVERIFIED
+    scorer: str = ""
+    scorer_options: Mapping[str, Any] = field(default_factory=dict)
+    labels: str = ""
+    usage: Usage = field(default_factory=Usage)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The project's stable JSON for a checked text (``schema: factcheck/1``)."""
+        return {
+            "schema": SCHEMA,
+            "text": self.text,
+            "label": str(self.label),
+            "score": self.score,
+            "scorer": self.scorer,
+            "scorer_options": dict(self.scorer_options),
+            "labels": self.labels,
+            "claims": [c.to_dict() for c in self.claims],
+            "usage": self.usage.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TextVerdict:
+        """Read a checked text. Scores and labels may be missing; fields we do not know are ignored."""
+        schema = data.get("schema", SCHEMA) if isinstance(data, Mapping) else None
+        if schema != SCHEMA:
+            raise InputError(f"unsupported schema {schema!r} (this version reads {SCHEMA!r})")
+        claims = data.get("claims")
+        if not isinstance(claims, list):
+            raise InputError("a checked text needs a 'claims' list")
+        label = data.get("label")
+        return cls(
+            text=str(_require(data, "text", "checked text")),
+            claims=tuple(ClaimVerdict.from_dict(c) for c in claims),
+            score=_optional_float(data.get("score"), "text score"),
+            label=Label.parse(label) if label is not None else Label.UNVERIFIED,
+            scorer=str(data.get("scorer") or ""),
+            scorer_options=dict(data.get("scorer_options") or {}),
+            labels=str(data.get("labels") or ""),
+            usage=Usage.from_dict(data.get("usage")),
+        )

@@ -1,0 +1,25 @@
+"""The Verifier interface: judges a claim against evidence."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+from factcheck.options import Configurable
+from factcheck.types import Assessment, Claim, Evidence
+
+
+class Verifier(Configurable, ABC):
+    """Decides whether evidence shows a claim true or false, and how confidently.
+
+    Evidence text is untrusted input (web pages, snippets): a verifier must
+    not let instructions inside it change the task. Return an
+    :class:`~factcheck.Assessment` with ``factuality=None`` to abstain when the
+    evidence does not bear on the claim.
+    """
+
+    name: str
+
+    @abstractmethod
+    async def judge(self, claim: Claim, evidence: Sequence[Evidence]) -> Assessment:
+        """Judge ``claim`` against ``evidence``."""
