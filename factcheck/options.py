@@ -77,9 +77,7 @@ class Configurable:
         unknown = sorted(set(options) - set(current))
         if unknown:
             known = ", ".join(sorted(current)) or "none"
-            raise ConfigError(
-                f"{self.name}: unknown option {', '.join(unknown)} (options: {known})"
-            )
+            raise ConfigError(f"{self.name}: unknown option {', '.join(unknown)} (options: {known})")
         coerced = {key: _coerce(key, value, current[key]) for key, value in options.items()}
         try:
             return dataclasses.replace(self, **coerced)  # type: ignore[type-var]

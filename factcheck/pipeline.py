@@ -43,7 +43,7 @@ class UsageRecorder:
     def __init__(self) -> None:
         self.calls: Counter[str] = Counter()
         self.errors: Counter[str] = Counter()
-        self.wall_s: Counter[str] = Counter()
+        self.wall_s: dict[str, float] = {}
 
     @contextmanager
     def timed(self, stage: str) -> Iterator[None]:
@@ -51,7 +51,7 @@ class UsageRecorder:
         try:
             yield
         finally:
-            self.wall_s[stage] += time.perf_counter() - start
+            self.wall_s[stage] = self.wall_s.get(stage, 0.0) + time.perf_counter() - start
 
     def freeze(self) -> Usage:
         return Usage(
@@ -101,13 +101,15 @@ class Checker:
         self,
         settings: Settings | None = None,
         *,
-        extractor: ClaimExtractor | None = None,
+        extractor: ClaimExtractor | str | None = None,
         agents: Sequence[Agent] | None = None,
         scorer: Scorer | str | None = None,
         labels: LabelRule | str | None = None,
         config: str | os.PathLike[str] | None = None,
         **overrides: Any,
     ) -> None:
+        if isinstance(extractor, str):
+            overrides["extractor"] = extractor
         if isinstance(scorer, str):
             overrides["scorer"] = scorer
         if isinstance(labels, str):
@@ -118,8 +120,10 @@ class Checker:
             settings = settings.with_overrides(**overrides)
         self.settings = settings
         registry = get_registry()
-        self.extractor = extractor or registry.get("extractors", settings.extractor).configure(
-            **settings.extractor_options
+        self.extractor = (
+            extractor
+            if isinstance(extractor, ClaimExtractor)
+            else registry.get("extractors", settings.extractor).configure(**settings.extractor_options)
         )
         self.agents: tuple[Agent, ...] = tuple(agents) if agents is not None else self._build_agents(settings)
         if not self.agents:

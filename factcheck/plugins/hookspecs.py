@@ -33,7 +33,7 @@ def register_verifiers(register: Callable[[Any], None]) -> None:
 
 @hookspec
 def register_scorers(register: Callable[[Any], None]) -> None:
-    """Register scorers and label rules: ``register(obj)`` with a :class:`factcheck.Scorer` or :class:`factcheck.LabelRule`."""
+    """Register scorers and label rules: ``register(obj)`` with a :class:`factcheck.Scorer` or ``LabelRule``."""
 
 
 @hookspec

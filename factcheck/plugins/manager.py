@@ -176,10 +176,10 @@ def _load_entry_points(pm: pluggy.PluginManager) -> None:
         except Exception as exc:  # a broken plugin must never break factcheck
             problem = f"{label} failed to import and was skipped: {type(exc).__name__}: {exc}"
         else:
-            problem = _register_checked(pm, plugin, ep.name, label)
-            if problem is None:
+            refused = _register_checked(pm, plugin, ep.name, label)
+            if refused is None:
                 continue
-            problem += " (skipped)"
+            problem = refused + " (skipped)"
         _warn(problem)
         _load_problems[ep.name] = PluginInfo(ep.name, False, dist_name, version, problems=[problem])
 
@@ -215,7 +215,7 @@ def _own_version() -> str | None:
 def _collect(pm: pluggy.PluginManager) -> Registry:
     registry = Registry()
     plugins = [(name, plugin) for name, plugin in pm.list_name_plugin() if plugin is not None]
-    for name, plugin in plugins:
+    for name, _plugin in plugins:
         info = _plugin_info(name)
         registry.plugins[name] = info
         others = [p for n, p in plugins if n != name]

@@ -111,8 +111,8 @@ def load_passages(path: Path, max_words: int) -> list[Passage]:
         for file in _folder_files(path):
             text = file.read_text(encoding="utf-8", errors="replace")
             doc_id = file.relative_to(path).as_posix()
-            title, url = _title_of(file, text), file.resolve().as_uri()
-            passages.extend(Passage(doc_id, title, url, p) for p in split_passages(text, max_words))
+            title, file_url = _title_of(file, text), file.resolve().as_uri()
+            passages.extend(Passage(doc_id, title, file_url, p) for p in split_passages(text, max_words))
     else:
         for number, record in enumerate(_read_jsonl(path), 1):
             doc_id = str(record.get("id", number))
@@ -255,9 +255,7 @@ class CorpusSource(Source):
                     best[key] = (passage, score)
         ranked = sorted(best.values(), key=lambda item: item[1], reverse=True)[: self.top_k]
         now = datetime.now(UTC).isoformat(timespec="seconds")
-        return [
-            Evidence(source=self.name, text=p.text, title=p.title, url=p.url, retrieved_at=now) for p, _ in ranked
-        ]
+        return [Evidence(source=self.name, text=p.text, title=p.title, url=p.url, retrieved_at=now) for p, _ in ranked]
 
     async def retrieve(self, claim: Claim) -> list[Evidence]:
         return await asyncio.to_thread(self.search, claim)

@@ -42,8 +42,13 @@ NEGATIONS = frozenset(
     unable unaffected n't nothing nobody""".split()
 )
 # Stems of words that state a direction of change.
-UP = frozenset("increas higher high rais elev enhanc promot improv augment upregul greater gain boost accelerat".split())
-DOWN = frozenset("decreas lower low reduc declin inhibit suppress downregul impair diminish attenu less fewer loss slow".split())
+UP = frozenset(
+    """increas higher high rais elev enhanc promot improv augment upregul greater gain boost accelerat""".split()
+)
+DOWN = frozenset(
+    """decreas lower low reduc declin inhibit suppress downregul impair diminish attenu less fewer loss
+    slow""".split()
+)
 
 
 @cache
@@ -105,7 +110,7 @@ class LexicalVerifier(Verifier):
     """
 
     name = "lexical"
-    min_coverage: float = 0.5
+    min_coverage: float = 0.3
     max_confidence: float = 0.9
 
     def __post_init__(self) -> None:
@@ -134,8 +139,8 @@ class LexicalVerifier(Verifier):
         quote = best_sentence if len(best_sentence) <= 200 else best_sentence[:197] + "..."
         cues = contradiction_cues(claim.text, best_sentence)
         if cues:
-            return Assessment(False, confidence, f"{'; '.join(cues)}; closest sentence ({where}): \"{quote}\"")
-        return Assessment(True, confidence, f"{best_cover:.0%} of the claim's terms in ({where}): \"{quote}\"")
+            return Assessment(False, confidence, f'{"; ".join(cues)}; closest sentence ({where}): "{quote}"')
+        return Assessment(True, confidence, f'{best_cover:.0%} of the claim\'s terms in ({where}): "{quote}"')
 
     async def judge(self, claim: Claim, evidence: Sequence[Evidence]) -> Assessment:
         return self.assess(claim, evidence)

@@ -1,0 +1,1 @@
+"""Evaluation helpers: readers for the data in ``../shared/data``."""

@@ -1,0 +1,119 @@
+"""Import the MAFC authors' saved gpt-4o judgments as the project's JSON lines.
+
+``ito_mafc/results_scifact/weighted_score_save_dir.csv`` holds, for each of
+the 188 labelled SciFact dev claims (same order as
+``ito_mafc/scifact_single_dev188.jsonl``), the signed scores of the authors'
+three agents: ``Agent1`` Google, ``Agent2`` Wikipedia, ``Agent3`` LLM. The
+SciFact-Mixed texts (``ito_mafc/scifact_mixed.jsonl``) are made of four of
+those claims each, so the same judgments score them. Re-scoring these lines
+replays the paper's SciFact rows without calling an LLM::
+
+    python -m factcheck.eval.mafc ../shared/data out/
+    factcheck score out/scifact-binary.jsonl -o bounds=reference -o thresholds=0.5
+    factcheck score out/scifact-mixed.jsonl -o bounds=reference
+
+Each line carries ``id`` and ``gold`` (TRUE / FALSE / PARTLY TRUE) next to the
+checked-text fields; binary lines also keep the authors' own score as
+``authors_score``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from factcheck.errors import InputError
+from factcheck.types import Claim, ClaimVerdict, Judgment, Label, TextVerdict
+
+AGENTS = ("Google", "Wikipedia", "LLM")  # Agent1..3 of the authors' CSV
+_GOLD_BINARY = {"SUPPORTS": Label.TRUE, "REFUTES": Label.FALSE}
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        raise InputError(f"missing data file {path}")
+    with path.open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def _judgments(row: dict[str, str]) -> tuple[Judgment, ...]:
+    return tuple(Judgment.from_signed(agent, float(row[f"Agent{i}"])) for i, agent in enumerate(AGENTS, 1))
+
+
+def _record(verdict: TextVerdict, **extra: Any) -> dict[str, Any]:
+    data = verdict.to_dict()
+    for key in ("label", "score", "scorer", "scorer_options", "labels"):
+        data.pop(key)  # not scored yet: `factcheck score` fills these in
+    return {**extra, **data}
+
+
+def scifact_binary(data_dir: Path) -> list[dict[str, Any]]:
+    """One single-claim text per labelled SciFact dev claim, with the authors' three judgments."""
+    folder = data_dir / "ito_mafc"
+    claims = _read_jsonl(folder / "scifact_single_dev188.jsonl")
+    csv_path = folder / "results_scifact" / "weighted_score_save_dir.csv"
+    if not csv_path.is_file():
+        raise InputError(f"missing data file {csv_path}")
+    with csv_path.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    if len(rows) != len(claims):
+        raise InputError(f"{csv_path} has {len(rows)} rows for {len(claims)} claims")
+    records = []
+    for item, row in zip(claims, rows, strict=True):
+        text = item["claim"]
+        claim = Claim(id="c1", text=text, span=(0, len(text)))
+        verdict = TextVerdict(text=text, claims=(ClaimVerdict(claim, _judgments(row)),))
+        records.append(
+            _record(
+                verdict,
+                id=f"scifact-dev-{item['scifact_dev_id']}",
+                scifact_dev_id=item["scifact_dev_id"],
+                gold=str(_GOLD_BINARY[item["label"]]),
+                authors_score=float(row["Normalized Confidence"]),
+            )
+        )
+    return records
+
+
+def scifact_mixed(data_dir: Path) -> list[dict[str, Any]]:
+    """The authors' 99 four-claim SciFact-Mixed texts, each claim with its SciFact judgments;
+    ``gold`` is ``label_from_components`` (two source labels disagree with their components)."""
+    by_dev_id = {r["scifact_dev_id"]: r for r in scifact_binary(data_dir)}
+    records = []
+    for item in _read_jsonl(data_dir / "ito_mafc" / "scifact_mixed.jsonl"):
+        text = item["text"]
+        verdicts = []
+        for number, component in enumerate(item["components"], 1):
+            claim_text = component["scifact_dev_claim"]
+            start = text.find(claim_text)
+            span = (start, start + len(claim_text)) if start >= 0 else None
+            source = by_dev_id[component["scifact_dev_id"]]["claims"][0]
+            judgments = tuple(Judgment.from_dict(j) for j in source["judgments"])
+            verdicts.append(ClaimVerdict(Claim(f"c{number}", claim_text, span), judgments))
+        verdict = TextVerdict(text=text, claims=tuple(verdicts))
+        records.append(
+            _record(verdict, id=f"scifact-mixed-{item['row']}", gold=str(Label.parse(item["label_from_components"])))
+        )
+    return records
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m factcheck.eval.mafc DATA_DIR OUT_DIR``: write scifact-binary.jsonl and scifact-mixed.jsonl."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2:
+        sys.exit("usage: python -m factcheck.eval.mafc DATA_DIR OUT_DIR")
+    data_dir, out_dir = Path(args[0]), Path(args[1])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, records in (("scifact-binary", scifact_binary(data_dir)), ("scifact-mixed", scifact_mixed(data_dir))):
+        path = out_dir / f"{name}.jsonl"
+        with path.open("w", encoding="utf-8") as handle:
+            for record in records:
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        print(f"wrote {len(records)} texts to {path}")
+
+
+if __name__ == "__main__":
+    main()

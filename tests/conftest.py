@@ -1,0 +1,41 @@
+"""Test isolation: no third-party plugins, a private cache folder, and the shared data folder."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from factcheck.plugins import reset_plugins
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = Path(os.environ.get("FACTCHECK_SHARED_DATA", ROOT.parent / "shared" / "data"))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    # Entry points installed on a developer's machine must not change test results, and
+    # the corpus index is built into a throwaway cache (once per session, then reused).
+    saved = {k: os.environ.get(k) for k in ("FACTCHECK_LOAD_PLUGINS", "FACTCHECK_CACHE_DIR")}
+    os.environ["FACTCHECK_LOAD_PLUGINS"] = ""
+    os.environ["FACTCHECK_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
+    reset_plugins(reload=True)
+    yield
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+    reset_plugins(reload=True)
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """``../shared/data`` beside the checkout; tests that need it skip where it is absent."""
+    if not (SHARED_DATA / "ito_mafc").is_dir():
+        pytest.skip(
+            f"evaluation data not found at {SHARED_DATA} (clone beside ../shared, or set FACTCHECK_SHARED_DATA)"
+        )
+    return SHARED_DATA

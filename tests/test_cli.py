@@ -1,0 +1,158 @@
+"""The command line: check, score, plugins and error handling."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from factcheck.cli import cli
+
+TWO_CLAIMS = (
+    "Vitamin D supplementation reduces the risk of fractures in older adults. "
+    "Aspirin does not lower the risk of colorectal cancer."
+)
+
+
+def run(*args: str, input: str | None = None) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(args), input=input)
+    return result.exit_code, result.output
+
+
+def test_check_json_has_two_claims_with_corpus_evidence() -> None:
+    code, output = run("check", TWO_CLAIMS, "--format", "json")
+    assert code == 0, output
+    data = json.loads(output)
+    assert data["schema"] == "factcheck/1"
+    assert data["label"] in {"TRUE", "FALSE", "PARTLY TRUE", "UNVERIFIED"}
+    assert len(data["claims"]) == 2
+    for claim in data["claims"]:
+        assert TWO_CLAIMS[claim["span"][0] : claim["span"][1]] == claim["text"]
+        (judgment,) = claim["judgments"]
+        assert judgment["agent"] == "corpus"
+        assert judgment["evidence"] and all(e["source"] == "corpus" for e in judgment["evidence"])
+
+
+def test_check_reads_stdin_and_files(tmp_path: Path) -> None:
+    code, output = run("check", "-", "--format", "json", input=TWO_CLAIMS)
+    assert code == 0 and len(json.loads(output)["claims"]) == 2
+    path = tmp_path / "post.txt"
+    path.write_text(TWO_CLAIMS)
+    code, output = run("check", "--file", str(path), "--format", "json")
+    assert code == 0 and json.loads(output)["text"] == TWO_CLAIMS
+
+
+def test_check_text_report_names_label_claims_and_evidence() -> None:
+    code, output = run("check", TWO_CLAIMS)
+    assert code == 0, output
+    assert "scorer mafc" in output
+    assert "corpus:" in output and "[c1]" in output and "[c2]" in output
+    assert "↳" in output  # evidence titles
+
+
+def test_check_with_a_users_corpus(tmp_path: Path) -> None:
+    corpus = tmp_path / "docs"
+    corpus.mkdir()
+    (corpus / "tower.md").write_text("# Eiffel Tower\n\nThe Eiffel Tower in Paris was completed in 1889.\n")
+    code, output = run(
+        "check", "The Eiffel Tower in Paris was completed in 1889.", "--corpus", str(corpus), "--format", "json"
+    )
+    assert code == 0, output
+    judgment = json.loads(output)["claims"][0]["judgments"][0]
+    assert judgment["factuality"] is True
+    assert judgment["evidence"][0]["title"] == "Eiffel Tower"
+    assert judgment["evidence"][0]["url"].startswith("file://")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["check", "   "], "empty text"),
+        (["check"], "give a text to check"),
+        (["check", "--file", "/nonexistent/post.txt"], "cannot read /nonexistent/post.txt"),
+        (
+            ["check", "Some claim here.", "--scorer", "nope"],
+            "unknown scorer 'nope' (available: average, mafc, majority, normsum)",
+        ),
+        (["check", "Some claim here.", "--labels", "nope"], "unknown label rule 'nope'"),
+        (["check", "Some claim here.", "-o", "colour=blue"], "unknown scoring option colour"),
+        (["check", "Some claim here.", "-o", "bounds=wide"], "bounds must be 'natural' or 'reference'"),
+        (["check", "Some claim here.", "--profile", "nope"], "unknown profile 'nope'"),
+        (["check", "Some claim here.", "--source", "nope"], "unknown source 'nope'"),
+        (["check", "Some claim here.", "--corpus", "/nonexistent"], "no such file or folder"),
+    ],
+)
+def test_errors_are_one_clear_line(args: list[str], message: str) -> None:
+    code, output = run(*args)
+    assert code == 1
+    lines = output.strip().splitlines()
+    assert len(lines) == 1, output
+    assert lines[0].startswith("Error: ") and message in lines[0]
+
+
+def test_raise_errors_env_shows_the_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FACTCHECK_RAISE_ERRORS", "1")
+    result = CliRunner().invoke(cli, ["check", "  "])
+    assert result.exit_code == 1
+    assert type(result.exception).__name__ == "InputError"
+
+
+def test_score_rescoring_keeps_order_and_extra_fields(tmp_path: Path) -> None:
+    lines = [
+        {
+            "id": "a",
+            "gold": "TRUE",
+            "text": "t1",
+            "claims": [
+                {"id": "c1", "text": "t1", "judgments": [{"agent": "x", "factuality": True, "confidence": 1.0}]}
+            ],
+        },
+        {
+            "id": "b",
+            "text": "t2",
+            "claims": [
+                {"id": "c1", "text": "t2", "judgments": [{"agent": "x", "factuality": None, "error": "timeout"}]}
+            ],
+        },
+    ]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    out = tmp_path / "out.jsonl"
+    code, output = run("score", str(path), "--scorer", "normsum", "--out", str(out))
+    assert code == 0, output
+    scored = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [s["id"] for s in scored] == ["a", "b"] and scored[0]["gold"] == "TRUE"
+    assert scored[0]["scorer"] == "normsum" and scored[0]["score"] == pytest.approx(0.75)
+    assert scored[1]["label"] == "UNVERIFIED" and scored[1]["score"] is None
+
+
+def test_score_reports_the_bad_line(tmp_path: Path) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_text('{"text": "t", "claims": []}\n{not json}\n')
+    code, output = run("score", str(path))
+    assert code == 1
+    assert "in.jsonl:2: not valid JSON" in output
+
+
+def test_plugins_lists_builtins_only_with_all() -> None:
+    code, output = run("plugins")
+    assert code == 0 and json.loads(output) == []
+    code, output = run("plugins", "--all")
+    plugins = {p["name"]: p for p in json.loads(output)}
+    assert plugins["factcheck.sources.corpus"]["registered"] == {"sources": ["corpus"]}
+    assert plugins["factcheck.scoring.builtins"]["registered"]["scorers"] == ["mafc", "average", "normsum", "majority"]
+    assert plugins["factcheck.cli"]["registered"]["commands"] == ["check", "score", "plugins"]
+    assert all(p["builtin"] for p in plugins.values())
+
+
+def test_console_script_runs_offline() -> None:
+    env = {**os.environ, "FACTCHECK_LOAD_PLUGINS": ""}
+    script = Path(sys.executable).parent / "factcheck"
+    result = subprocess.run(
+        [str(script), "check", TWO_CLAIMS, "--format", "json"], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert len(json.loads(result.stdout)["claims"]) == 2

@@ -1,0 +1,107 @@
+"""Settings from factcheck.toml, the environment and overrides; component options."""
+
+from pathlib import Path
+
+import pytest
+
+from factcheck import AgentSpec, ConfigError, load_settings
+from factcheck.options import parse_option_pairs
+from factcheck.scoring.labels import ThresholdRule
+from factcheck.scoring.mafc import MAFCScorer
+from factcheck.sources.corpus import CorpusSource
+
+CONFIG = """
+profile = "offline"
+
+[agents.corpus]
+top_k = 5
+verifier_options = { min_coverage = 0.4 }
+
+[agents.notes]
+source = "corpus"
+path = "notes/"
+
+[scoring]
+scorer = "normsum"
+labels = "compose"
+claim_threshold = 0.6
+
+[pipeline]
+max_concurrency = 3
+"""
+
+
+def test_config_file_sets_agents_scoring_and_pipeline(tmp_path: Path) -> None:
+    path = tmp_path / "factcheck.toml"
+    path.write_text(CONFIG)
+    settings = load_settings(path, env={})
+    agents = {a.name: a for a in settings.resolved_agents()}
+    assert agents["corpus"] == AgentSpec("corpus", "corpus", "lexical", {"top_k": 5}, {"min_coverage": 0.4})
+    assert agents["notes"] == AgentSpec("notes", "corpus", "lexical", {"path": "notes/"})
+    assert (settings.scorer, settings.labels, dict(settings.scoring_options)) == (
+        "normsum",
+        "compose",
+        {"claim_threshold": 0.6},
+    )
+    assert settings.max_concurrency == 3
+
+
+def test_environment_then_overrides_win(tmp_path: Path) -> None:
+    path = tmp_path / "factcheck.toml"
+    path.write_text(CONFIG)
+    settings = load_settings(path, env={"FACTCHECK_SCORER": "average", "FACTCHECK_MAX_CONCURRENCY": "9"})
+    assert settings.scorer == "average" and settings.max_concurrency == 9
+    assert load_settings(path, env={"FACTCHECK_SCORER": "average"}, scorer="majority").scorer == "majority"
+
+
+def test_config_in_the_working_directory_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "factcheck.toml").write_text('[scoring]\nscorer = "majority"\n')
+    monkeypatch.chdir(tmp_path)
+    assert load_settings(env={}).scorer == "majority"
+
+
+def test_corpus_and_source_overrides_build_agents() -> None:
+    settings = load_settings(env={}, corpus="docs.jsonl", sources=["glossary"])
+    agents = {a.name: a for a in settings.resolved_agents()}
+    assert agents["corpus"].source_options == {"path": "docs.jsonl"}
+    assert agents["glossary"] == AgentSpec("glossary", "glossary", "lexical")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("colour = 'blue'", "unknown setting colour"),
+        ("profile = 'nope'", "unknown profile 'nope'"),
+        ("[agents.x]\nverifier = 'lexical'", r"\[agents.x\] needs a 'source'"),
+        ("profile = ", "invalid TOML"),
+    ],
+)
+def test_bad_config_gives_clear_errors(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "factcheck.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        load_settings(path, env={})
+
+
+def test_missing_config_file_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_settings(tmp_path / "nope.toml", env={})
+
+
+def test_string_options_are_coerced_to_the_fields_types() -> None:
+    assert ThresholdRule().configure(thresholds="0.2, 0.8").thresholds == (0.2, 0.8)
+    assert CorpusSource().configure(top_k="7").top_k == 7
+    assert MAFCScorer().configure(bounds="reference").bounds == "reference"
+    with pytest.raises(ConfigError, match=r"mafc: unknown option colour \(options: bounds\)"):
+        MAFCScorer().configure(colour="red")
+    with pytest.raises(ConfigError, match="option top_k"):
+        CorpusSource().configure(top_k="many")
+
+
+def test_option_pairs() -> None:
+    assert parse_option_pairs(["bounds=reference", "claim-threshold=0.6"]) == {
+        "bounds": "reference",
+        "claim_threshold": "0.6",
+    }
+    with pytest.raises(ConfigError, match="key=value"):
+        parse_option_pairs(["bounds"])

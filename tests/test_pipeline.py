@@ -1,0 +1,141 @@
+"""The Checker: concurrency, abstentions, time-outs and usage."""
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pytest
+
+from factcheck import Agent, Assessment, Checker, Claim, ConfigError, Evidence, InputError, Label, check
+from factcheck.testing import ScriptedVerifier, StaticSource
+
+
+@dataclass(frozen=True)
+class Lines:
+    """Extractor stand-in: one claim per line (keeps these tests independent of spaCy)."""
+
+    name = "lines"
+
+    def extract(self, text: str) -> list[Claim]:
+        claims, offset = [], 0
+        for line in text.splitlines(keepends=True):
+            if line.strip():
+                claims.append(Claim(f"c{len(claims) + 1}", line.strip(), (offset, offset + len(line.strip()))))
+            offset += len(line)
+        return claims
+
+
+def checker(*agents: Agent, **kwargs: object) -> Checker:
+    from factcheck.extractors.base import ClaimExtractor
+
+    lines = type("LinesExtractor", (Lines, ClaimExtractor), {})()
+    return Checker(agents=agents, extractor=lines, **kwargs)  # type: ignore[arg-type]
+
+
+def test_every_agent_judges_every_claim_and_the_scorer_combines_them() -> None:
+    verdict = checker(
+        Agent("a", StaticSource(), ScriptedVerifier(rules={"sky": (True, 1.0), "grass": (False, 1.0)})),
+        Agent("b", StaticSource(), ScriptedVerifier(rules={"sky": (True, 1.0), "grass": (False, 1.0)})),
+    ).check("The sky is blue.\nThe grass is red.")
+    assert [c.label for c in verdict.claims] == [Label.TRUE, Label.FALSE]
+    assert [c.score for c in verdict.claims] == [pytest.approx(1.0), pytest.approx(0.0)]
+    assert verdict.score == pytest.approx(0.5) and verdict.label is Label.PARTLY_TRUE
+    assert [j.agent for j in verdict.claims[0].judgments] == ["a", "b"]
+    assert verdict.claims[0].judgments[0].evidence[0].url == "https://example.org/static"
+
+
+def test_a_failing_source_abstains_with_its_error_and_the_check_completes() -> None:
+    verdict = checker(
+        Agent("good", StaticSource(), ScriptedVerifier()),
+        Agent("bad", StaticSource(name="flaky", fail="HTTP 500 from upstream"), ScriptedVerifier()),
+    ).check("A claim to check.")
+    good, bad = verdict.claims[0].judgments
+    assert good.factuality is True
+    assert bad.factuality is None and bad.confidence == 0.0
+    assert bad.error == "retrieve failed in flaky: SourceError: HTTP 500 from upstream"
+    assert verdict.usage.errors == {"source:flaky": 1}
+    assert verdict.claims[0].score == pytest.approx(0.9)  # only the good agent counts
+
+
+def test_a_failing_verifier_abstains() -> None:
+    @dataclass(frozen=True)
+    class Broken(ScriptedVerifier):
+        name: str = "broken"
+
+        async def judge(self, claim: Claim, evidence: Sequence[Evidence]) -> Assessment:
+            raise ValueError("malformed JSON from the model")
+
+    verdict = checker(Agent("x", StaticSource(), Broken())).check("A claim to check.")
+    (judgment,) = verdict.claims[0].judgments
+    assert judgment.error == "judge failed in broken: ValueError: malformed JSON from the model"
+    assert judgment.evidence  # what was retrieved is kept
+    assert verdict.claims[0].label is Label.UNVERIFIED
+    assert verdict.label is Label.UNVERIFIED and verdict.score is None
+
+
+def test_a_slow_agent_times_out_and_abstains() -> None:
+    start = time.perf_counter()
+    verdict = checker(
+        Agent("slow", StaticSource(delay_s=5), ScriptedVerifier()),
+        Agent("fast", StaticSource(), ScriptedVerifier()),
+        agent_timeout_s=0.2,
+    ).check("A claim to check.")
+    assert time.perf_counter() - start < 3
+    slow, fast = verdict.claims[0].judgments
+    assert slow.error == "timed out after 0.2s during retrieve"
+    assert fast.factuality is True
+
+
+def test_agents_and_claims_run_concurrently_under_the_limit() -> None:
+    text = "\n".join(f"Claim number {i}." for i in range(6))
+    agents = [Agent(f"a{i}", StaticSource(delay_s=0.2), ScriptedVerifier()) for i in range(2)]
+    start = time.perf_counter()
+    verdict = checker(*agents, max_concurrency=12).check(text)
+    concurrent = time.perf_counter() - start
+    start = time.perf_counter()
+    checker(*agents, max_concurrency=1).check(text)
+    serial = time.perf_counter() - start
+    assert len(verdict.claims) == 6
+    assert concurrent < 1.0 < serial  # 12 calls of 0.2 s: ~0.2 s at once, ~2.4 s one at a time
+
+
+def test_usage_records_calls_and_stage_times() -> None:
+    verdict = checker(Agent("a", StaticSource(name="s1"), ScriptedVerifier(name="v1"))).check("One.\nTwo.")
+    assert verdict.usage.calls == {"extractor:lines": 1, "source:s1": 2, "verifier:v1": 2}
+    assert set(verdict.usage.wall_s) == {"total", "extract", "retrieve", "judge", "score"}
+    assert verdict.usage.wall_s["total"] >= verdict.usage.wall_s["extract"]
+
+
+def test_empty_text_is_an_input_error() -> None:
+    with pytest.raises(InputError, match="empty text"):
+        checker(Agent("a", StaticSource(), ScriptedVerifier())).check("  \n ")
+
+
+def test_text_without_claims_is_unverified() -> None:
+    verdict = check("Is it?", agents=[Agent("a", StaticSource(), ScriptedVerifier())])
+    assert verdict.claims == () and verdict.label is Label.UNVERIFIED
+
+
+def test_sync_facade_works_inside_a_running_event_loop() -> None:
+    c = checker(Agent("a", StaticSource(), ScriptedVerifier()))
+
+    async def inside() -> Label:
+        return c.check("A claim.").label
+
+    assert asyncio.run(inside()) is Label.TRUE
+
+
+def test_agent_names_must_be_unique() -> None:
+    agent = Agent("same", StaticSource(), ScriptedVerifier())
+    with pytest.raises(ConfigError, match="unique"):
+        checker(agent, agent)
+
+
+def test_scoring_options_go_to_the_component_that_has_them() -> None:
+    c = checker(
+        Agent("a", StaticSource(), ScriptedVerifier()), scoring_options={"bounds": "reference", "thresholds": "0.5"}
+    )
+    assert c.scorer.options() == {"bounds": "reference"}
+    assert c.labels.options()["thresholds"] == (0.5,)
+    assert c.check("A claim.").score == pytest.approx((0.8 + 2) / 4)  # reference bounds with n = 1: U = 2

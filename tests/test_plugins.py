@@ -1,0 +1,227 @@
+"""The plugin system: hooks, entry points, env switches, clashes and broken plugins."""
+
+import re
+import textwrap
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+import factcheck
+from factcheck.cli import cli
+from factcheck.plugins import hookspecs, list_plugins, reset_plugins
+from factcheck.plugins.manager import PluginWarning, get_plugin_manager, get_registry
+from factcheck.scoring.labels import ThresholdRule
+from factcheck.testing import ScriptedVerifier, StaticSource, registered
+
+ROOT = Path(__file__).resolve().parent.parent
+HOOKS = sorted(name for name in dir(hookspecs) if name.startswith("register_"))
+
+
+def make_distribution(site: Path, dist: str, entry_point: str, module: str, code: str) -> None:
+    """Write an installed distribution (dist-info + module) that importlib.metadata will find on ``site``."""
+    info = site / f"{dist.replace('-', '_')}-0.3.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.3\n")
+    (info / "entry_points.txt").write_text(f"[factcheck]\n{entry_point} = {module}\n")
+    (site / f"{module}.py").write_text(textwrap.dedent(code))
+
+
+GOOD_PLUGIN = """
+    from dataclasses import dataclass
+    import factcheck
+
+    @dataclass(frozen=True)
+    class Src(factcheck.Source):
+        name = "{name}"
+        async def retrieve(self, claim):
+            return []
+
+    @factcheck.hookimpl
+    def register_sources(register):
+        register(Src())
+"""
+
+
+@pytest.fixture
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A folder on sys.path for fake installed plugins; the plugin manager is rebuilt after the test."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv("FACTCHECK_LOAD_PLUGINS", raising=False)
+    yield tmp_path
+    monkeypatch.undo()
+    reset_plugins(reload=True)
+
+
+def reload() -> None:
+    reset_plugins(reload=True)
+    get_registry()
+
+
+def test_builtins_register_through_the_hooks() -> None:
+    assert set(factcheck.get_sources()) == {"corpus"}
+    assert set(factcheck.get_verifiers()) == {"lexical"}
+    assert set(factcheck.get_extractors()) == {"sentence"}
+    assert set(factcheck.get_scorers()) == {"mafc", "average", "normsum", "majority"}
+    assert set(factcheck.get_label_rules()) == {"threshold", "compose"}
+
+
+def test_entry_point_plugin_is_loaded_with_its_distribution(site: Path) -> None:
+    make_distribution(site, "factcheck-good", "good", "fc_good", GOOD_PLUGIN.format(name="good-source"))
+    reload()
+    assert "good-source" in factcheck.get_sources()
+    (info,) = list_plugins()
+    assert info == {
+        "name": "good",
+        "version": "0.3",
+        "distribution": "factcheck-good",
+        "builtin": False,
+        "registered": {"sources": ["good-source"]},
+    }
+
+
+def test_load_plugins_allow_list_and_disabled_block_list(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_distribution(site, "factcheck-a", "a", "fc_a", GOOD_PLUGIN.format(name="src-a"))
+    make_distribution(site, "factcheck-b", "b", "fc_b", GOOD_PLUGIN.format(name="src-b"))
+    monkeypatch.setenv("FACTCHECK_LOAD_PLUGINS", "factcheck-a")  # a distribution name works too
+    reload()
+    assert {"src-a"} == set(factcheck.get_sources()) - {"corpus"}
+    monkeypatch.setenv("FACTCHECK_LOAD_PLUGINS", "")
+    reload()
+    assert set(factcheck.get_sources()) == {"corpus"}
+    monkeypatch.delenv("FACTCHECK_LOAD_PLUGINS")
+    monkeypatch.setenv("FACTCHECK_DISABLED_PLUGINS", "a")
+    reload()
+    assert {"src-b"} == set(factcheck.get_sources()) - {"corpus"}
+
+
+def test_a_plugin_that_fails_to_import_is_skipped_with_its_distribution_named(site: Path) -> None:
+    make_distribution(site, "factcheck-broken", "broken", "fc_broken", "raise ImportError('needs libfoo')\n")
+    make_distribution(site, "factcheck-fine", "fine", "fc_fine", GOOD_PLUGIN.format(name="fine-source"))
+    with pytest.warns(PluginWarning, match=r"distribution factcheck-broken.*ImportError: needs libfoo"):
+        reload()
+    assert "fine-source" in factcheck.get_sources()
+    broken = next(p for p in list_plugins() if p["name"] == "broken")
+    assert "failed to import" in broken["problems"][0]
+
+
+def test_a_misspelt_hook_is_caught_by_check_pending(site: Path) -> None:
+    code = """
+        import factcheck
+
+        @factcheck.hookimpl
+        def register_source(register):
+            pass
+    """
+    make_distribution(site, "factcheck-typo", "typo", "fc_typo", code)
+    with pytest.warns(PluginWarning, match=r"factcheck-typo.*register_source"):
+        reload()
+    assert not get_plugin_manager().has_plugin("typo")
+
+
+def test_a_name_clash_is_reported_and_the_first_registration_kept() -> None:
+    clash = "source 'corpus' is already registered by factcheck.sources.corpus"
+    with pytest.warns(PluginWarning, match=clash), registered(StaticSource(name="corpus")):
+        assert clash in get_registry().plugins["factcheck-testing-0"].problems[0]
+    assert type(factcheck.get_sources()["corpus"]).__name__ == "CorpusSource"
+
+
+def test_registering_the_wrong_type_is_refused() -> None:
+    class Plugin:
+        @factcheck.hookimpl
+        def register_sources(self, register):  # type: ignore[no-untyped-def]
+            register(ThresholdRule())
+
+    with (
+        pytest.warns(PluginWarning, match="register_sources expects a Source, got ThresholdRule"),
+        registered(Plugin()),
+    ):
+        assert "threshold" not in factcheck.get_sources()
+
+
+def test_a_hook_that_raises_does_not_break_the_others() -> None:
+    class Plugin:
+        @factcheck.hookimpl
+        def register_sources(self, register):  # type: ignore[no-untyped-def]
+            raise RuntimeError("boom")
+
+    with pytest.warns(PluginWarning, match="register_sources raised RuntimeError: boom"), registered(Plugin()):
+        assert "corpus" in factcheck.get_sources()
+
+
+def test_hook_register_sources() -> None:
+    with registered(StaticSource(name="extra")):
+        assert isinstance(factcheck.get_sources()["extra"], StaticSource)
+    assert "extra" not in factcheck.get_sources()
+
+
+def test_hook_register_verifiers() -> None:
+    with registered(ScriptedVerifier(name="always")):
+        assert isinstance(factcheck.get_verifiers()["always"], ScriptedVerifier)
+
+
+def test_hook_register_extractors() -> None:
+    @dataclass(frozen=True)
+    class Lines(factcheck.ClaimExtractor):
+        name = "lines"
+
+        def extract(self, text: str) -> list[factcheck.Claim]:
+            return [factcheck.Claim(f"c{i}", line) for i, line in enumerate(text.splitlines(), 1)]
+
+    with registered(Lines()):
+        checker = factcheck.Checker(
+            agents=[factcheck.Agent("s", StaticSource(), ScriptedVerifier())], extractor="lines"
+        )
+        verdict = checker.check("one claim\nsecond claim")
+        assert [c.claim.text for c in verdict.claims] == ["one claim", "second claim"]
+
+
+def test_hook_register_scorers() -> None:
+    @dataclass(frozen=True)
+    class Pessimist(factcheck.Scorer):
+        name = "pessimist"
+
+        def score_votes(self, votes):  # type: ignore[no-untyped-def]
+            return 0.0
+
+    with registered(Pessimist()):
+        assert "pessimist" in factcheck.get_scorers()
+        result = CliRunner().invoke(
+            cli, ["check", "Vitamin D reduces fractures in older adults.", "--scorer", "pessimist", "--format", "json"]
+        )
+        assert result.exit_code == 0, result.output
+        assert '"score": 0.0' in result.output
+
+
+def test_hook_register_commands() -> None:
+    @click.command(name="hello")
+    def hello() -> None:
+        click.echo("hello from a plugin")
+
+    class Plugin:
+        @factcheck.hookimpl
+        def register_commands(self, register):  # type: ignore[no-untyped-def]
+            register(hello)
+
+    with registered(Plugin()):
+        result = CliRunner().invoke(cli, ["hello"])
+        assert result.exit_code == 0 and result.output == "hello from a plugin\n"
+    assert CliRunner().invoke(cli, ["hello"]).exit_code != 0
+
+
+def test_every_hook_has_a_test_and_documentation() -> None:
+    assert HOOKS == [
+        "register_commands",
+        "register_extractors",
+        "register_scorers",
+        "register_sources",
+        "register_verifiers",
+    ]
+    docs = (ROOT / "docs" / "plugins.md").read_text()
+    tests = Path(__file__).read_text()
+    for hook in HOOKS:
+        assert f"def test_hook_{hook}(" in tests, f"no test for {hook}"
+        assert re.search(rf"^### `{hook}", docs, re.MULTILINE), f"{hook} is not documented in docs/plugins.md"

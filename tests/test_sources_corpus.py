@@ -1,0 +1,118 @@
+"""The corpus source: loading, passages, BM25 retrieval and the on-disk index cache."""
+
+import asyncio
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from factcheck import Claim, ConfigError, InputError
+from factcheck.sources import corpus as corpus_module
+from factcheck.sources.corpus import CorpusSource, fingerprint, split_passages, split_sentences
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+DOCS = [
+    {
+        "id": "d1",
+        "title": "Vitamin D",
+        "text": "Vitamin D supplements reduce fractures in older adults.",
+        "url": "https://example.org/d1",
+    },
+    {"id": "d2", "title": "Aspirin", "text": "Aspirin lowers the risk of heart attack. It thins the blood."},
+    {"id": "d3", "title": "Coffee", "text": "Coffee contains caffeine."},
+]
+
+
+def retrieve(source: CorpusSource, text: str) -> list:
+    return asyncio.run(source.retrieve(Claim("c1", text)))
+
+
+def test_jsonl_corpus_returns_the_matching_passage_first(tmp_path: Path) -> None:
+    source = CorpusSource(path=str(write_jsonl(tmp_path / "c.jsonl", DOCS)), top_k=2)
+    evidence = retrieve(source, "Does aspirin lower heart attack risk?")
+    assert evidence[0].title == "Aspirin" and evidence[0].source == "corpus"
+    assert evidence[0].retrieved_at is not None
+    assert len(evidence) <= 2
+
+
+def test_a_query_with_no_known_words_finds_nothing(tmp_path: Path) -> None:
+    source = CorpusSource(path=str(write_jsonl(tmp_path / "c.jsonl", DOCS)))
+    assert retrieve(source, "zzyzx qwerty") == []
+
+
+def test_queries_are_searched_and_merged(tmp_path: Path) -> None:
+    source = CorpusSource(path=str(write_jsonl(tmp_path / "c.jsonl", DOCS)), top_k=3)
+    claim = Claim("c1", "unrelated words", queries=("coffee caffeine", "vitamin fractures"))
+    titles = [e.title for e in asyncio.run(source.retrieve(claim))]
+    assert set(titles) == {"Coffee", "Vitamin D"}
+
+
+def test_folder_corpus_of_txt_and_md(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "moon.md").write_text("# The Moon\n\nThe Moon orbits the Earth every 27 days.\n")
+    (tmp_path / "sun.txt").write_text("The Sun is a star.\n")
+    (tmp_path / "ignored.csv").write_text("moon,earth\n")
+    evidence = retrieve(CorpusSource(path=str(tmp_path)), "How often does the Moon orbit the Earth?")
+    assert evidence[0].title == "The Moon"
+    assert evidence[0].url == (tmp_path / "notes" / "moon.md").resolve().as_uri()
+
+
+def test_gzipped_jsonl_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl.gz"
+    with gzip.open(path, "wt") as handle:
+        handle.write("".join(json.dumps(d) + "\n" for d in DOCS))
+    assert retrieve(CorpusSource(path=str(path)), "caffeine in coffee")[0].title == "Coffee"
+
+
+def test_the_index_is_built_once_then_loaded_from_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write_jsonl(tmp_path / "c.jsonl", DOCS)
+    first = retrieve(CorpusSource(path=str(path)), "caffeine")
+    corpus_module._indexes.clear()  # a new process: nothing in memory
+
+    def no_build(cls, passages):  # type: ignore[no-untyped-def]
+        raise AssertionError("the index was rebuilt instead of loaded from the cache")
+
+    monkeypatch.setattr(corpus_module.CorpusIndex, "build", classmethod(no_build))
+    second = retrieve(CorpusSource(path=str(path)), "caffeine")
+    assert [e.text for e in second] == [e.text for e in first]
+
+
+def test_changing_the_corpus_changes_its_fingerprint(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "c.jsonl", DOCS)
+    before = fingerprint(path, 120)
+    write_jsonl(path, DOCS[:2])
+    assert fingerprint(path, 120) != before
+    assert fingerprint(path, 60) != fingerprint(path, 120)
+
+
+def test_bad_corpus_input_gives_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no such file or folder"):
+        CorpusSource(path=str(tmp_path / "missing.jsonl"))
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": 1, "text": "ok"}\n{"id": 2}\n')
+    with pytest.raises(InputError, match=r"bad.jsonl:2: a corpus record needs a string field 'text'"):
+        retrieve(CorpusSource(path=str(bad)), "ok")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(InputError, match="no text to search"):
+        retrieve(CorpusSource(path=str(empty)), "ok")
+
+
+def test_passages_keep_whole_sentences() -> None:
+    text = "One two three. Four five six. Seven eight nine.\nTen eleven."
+    assert split_sentences(text) == ["One two three.", "Four five six.", "Seven eight nine.", "Ten eleven."]
+    assert split_passages(text, 6) == ["One two three. Four five six.", "Seven eight nine. Ten eleven."]
+    assert split_passages("a b c d e f g h.", 3) == ["a b c d e f g h."]
+
+
+def test_shipped_scifact_corpus_finds_the_gold_abstract() -> None:
+    # SciFact dev claim 5 cites doc 13734012, whose abstract reports the PrP positivity rate.
+    evidence = retrieve(CorpusSource(), "1/2000 in UK have abnormal PrP positivity.")
+    assert any("prion" in e.title.lower() or "PrP" in e.text for e in evidence)
+    assert len(evidence) == 3
