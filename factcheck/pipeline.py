@@ -9,11 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
-from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -24,7 +21,8 @@ from factcheck.plugins.manager import get_registry
 from factcheck.scoring import score_text
 from factcheck.scoring.base import LabelRule, Scorer
 from factcheck.sources.base import Source
-from factcheck.types import Claim, Evidence, Judgment, TextVerdict, Usage
+from factcheck.types import Claim, Evidence, Judgment, TextVerdict
+from factcheck.usage import UsageRecorder, current_usage
 from factcheck.verifiers.base import Verifier
 
 
@@ -35,30 +33,6 @@ class Agent:
     name: str
     source: Source
     verifier: Verifier
-
-
-class UsageRecorder:
-    """Collects calls, errors and stage times during one check (the event loop is single-threaded)."""
-
-    def __init__(self) -> None:
-        self.calls: Counter[str] = Counter()
-        self.errors: Counter[str] = Counter()
-        self.wall_s: dict[str, float] = {}
-
-    @contextmanager
-    def timed(self, stage: str) -> Iterator[None]:
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.wall_s[stage] = self.wall_s.get(stage, 0.0) + time.perf_counter() - start
-
-    def freeze(self) -> Usage:
-        return Usage(
-            calls=dict(self.calls),
-            errors=dict(self.errors),
-            wall_s={stage: round(seconds, 6) for stage, seconds in self.wall_s.items()},
-        )
 
 
 def split_scoring_options(options: dict[str, Any], scorer: Scorer, rule: LabelRule) -> tuple[Scorer, LabelRule]:
@@ -164,15 +138,22 @@ class Checker:
         if not isinstance(text, str) or not text.strip():
             raise InputError("empty text: there is nothing to check")
         recorder = UsageRecorder()
+        token = current_usage.set(recorder)
+        try:
+            verdict = await self._check(text, recorder)
+        finally:
+            current_usage.reset(token)
+        return replace(verdict, usage=recorder.freeze())
+
+    async def _check(self, text: str, recorder: UsageRecorder) -> TextVerdict:
         with recorder.timed("total"):
             with recorder.timed("extract"):
                 claims = await asyncio.to_thread(self.extractor.extract, text)
-            recorder.calls[f"extractor:{self.extractor.name}"] += 1
+            recorder.count(recorder.calls, f"extractor:{self.extractor.name}")
             limit = asyncio.Semaphore(self.settings.max_concurrency)
             judged = await asyncio.gather(*(self._judge_claim(claim, limit, recorder) for claim in claims))
             with recorder.timed("score"):
-                verdict = score_text(text, list(zip(claims, judged, strict=True)), self.scorer, self.labels)
-        return replace(verdict, usage=recorder.freeze())
+                return score_text(text, list(zip(claims, judged, strict=True)), self.scorer, self.labels)
 
     async def _judge_claim(
         self, claim: Claim, limit: asyncio.Semaphore, recorder: UsageRecorder
@@ -187,21 +168,21 @@ class Checker:
             try:
                 async with asyncio.timeout(self.settings.agent_timeout_s):
                     with recorder.timed("retrieve"):
-                        recorder.calls[f"source:{agent.source.name}"] += 1
+                        recorder.count(recorder.calls, f"source:{agent.source.name}")
                         evidence = list(await agent.source.retrieve(claim))
                     stage = "judge"
                     with recorder.timed("judge"):
-                        recorder.calls[f"verifier:{agent.verifier.name}"] += 1
+                        recorder.count(recorder.calls, f"verifier:{agent.verifier.name}")
                         assessment = await agent.verifier.judge(claim, evidence)
             except TimeoutError:
-                recorder.errors[f"agent:{agent.name}"] += 1
+                recorder.count(recorder.errors, f"agent:{agent.name}")
                 message = f"timed out after {self.settings.agent_timeout_s:g}s during {stage}"
                 return Judgment(agent.name, None, evidence=tuple(evidence), error=message)
             except Exception as exc:
                 if _raise_errors():
                     raise
                 component = agent.source.name if stage == "retrieve" else agent.verifier.name
-                recorder.errors[f"{'source' if stage == 'retrieve' else 'verifier'}:{component}"] += 1
+                recorder.count(recorder.errors, f"{'source' if stage == 'retrieve' else 'verifier'}:{component}")
                 message = f"{stage} failed in {component}: {type(exc).__name__}: {exc}"
                 return Judgment(agent.name, None, evidence=tuple(evidence), error=message)
         return Judgment(

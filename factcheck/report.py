@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from rich.console import Console, Group
 from rich.panel import Panel
 from rich.table import Table
@@ -36,11 +38,15 @@ def _judgment_line(judgment: Judgment) -> Text:
         line.append(f", confidence {judgment.confidence:.2f}")
         if judgment.rationale:
             line.append(f"\n      {judgment.rationale}", style="dim")
-    for item in judgment.evidence:
+    # Several passages of one document show as one citation.
+    passages = Counter((item.title or item.source, item.url) for item in judgment.evidence)
+    for (title, url), count in passages.items():
         line.append("\n      ↳ ")
-        line.append(item.title or item.source, style="cyan")
-        if item.url:
-            line.append(f" {item.url}", style="underline blue")
+        line.append(title, style="cyan")
+        if count > 1:
+            line.append(f" ({count} passages)", style="dim")
+        if url:
+            line.append(f" {url}", style="underline blue")
     return line
 
 

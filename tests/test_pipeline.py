@@ -139,3 +139,22 @@ def test_scoring_options_go_to_the_component_that_has_them() -> None:
     assert c.scorer.options() == {"bounds": "reference"}
     assert c.labels.options()["thresholds"] == (0.5,)
     assert c.check("A claim.").score == pytest.approx((0.8 + 2) / 4)  # reference bounds with n = 1: U = 2
+
+
+def test_components_report_llm_and_cache_usage_into_the_current_check() -> None:
+    from factcheck.usage import record_cache_hit, record_llm, record_search
+
+    @dataclass(frozen=True)
+    class Metered(ScriptedVerifier):
+        async def judge(self, claim: Claim, evidence: Sequence[Evidence]) -> Assessment:
+            record_llm(prompt_tokens=120, completion_tokens=30, cost_usd=0.001)
+            record_search()
+            record_cache_hit("llm")
+            return await super().judge(claim, evidence)
+
+    verdict = checker(Agent("a", StaticSource(), Metered())).check("One.\nTwo.")
+    usage = verdict.usage
+    assert (usage.llm_calls, usage.prompt_tokens, usage.completion_tokens, usage.search_calls) == (2, 240, 60, 2)
+    assert usage.cost_usd == pytest.approx(0.002)
+    assert usage.cache_hits == {"llm": 2}
+    record_llm(1, 1)  # outside a check: ignored, not an error

@@ -91,3 +91,14 @@ def test_compose_rule() -> None:
     assert rule.text_label(0.1, [verdict(0.1), verdict(0.2)]) is Label.FALSE
     assert rule.text_label(0.5, [verdict(0.9), verdict(0.2)]) is Label.PARTLY_TRUE
     assert rule.text_label(None, [verdict(None)]) is Label.UNVERIFIED
+
+
+@given(signed_lists, st.data())
+def test_raising_a_true_judgments_confidence_never_lowers_a_baseline_score(
+    signed: list[float], data: st.DataObject
+) -> None:
+    i = data.draw(st.integers(0, len(signed) - 1))
+    signed = [*signed[:i], abs(signed[i]), *signed[i + 1 :]]  # make judgment i a true one
+    raised = [*signed[:i], data.draw(st.floats(min_value=signed[i], max_value=1.0)), *signed[i + 1 :]]
+    for scorer in (AverageScorer(), NormalisedSumScorer(), MajorityScorer()):
+        assert scorer.score_claim(js(*raised)) >= scorer.score_claim(js(*signed)) - 1e-12  # type: ignore[operator]

@@ -116,3 +116,17 @@ def test_shipped_scifact_corpus_finds_the_gold_abstract() -> None:
     evidence = retrieve(CorpusSource(), "1/2000 in UK have abnormal PrP positivity.")
     assert any("prion" in e.title.lower() or "PrP" in e.text for e in evidence)
     assert len(evidence) == 3
+
+
+def test_index_build_and_cache_hits_show_in_usage(tmp_path: Path) -> None:
+    from factcheck import Agent, Checker
+    from factcheck.testing import ScriptedVerifier
+
+    unique = {"id": "d4", "title": "Usage", "text": f"A document only this test indexes: {tmp_path}."}
+    path = write_jsonl(tmp_path / "c.jsonl", [*DOCS, unique])
+    agents = [Agent("corpus", CorpusSource(path=str(path)), ScriptedVerifier())]
+    first = Checker(agents=agents).check("Coffee contains caffeine.")
+    assert first.usage.calls["corpus-index:build"] == 1 and "corpus-index" not in first.usage.cache_hits
+    corpus_module._indexes.clear()
+    second = Checker(agents=agents).check("Coffee contains caffeine.")
+    assert second.usage.cache_hits == {"corpus-index": 1} and "corpus-index:build" not in second.usage.calls

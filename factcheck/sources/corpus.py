@@ -33,6 +33,7 @@ from factcheck.paths import cache_dir
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.sources.base import Source
 from factcheck.types import Claim, Evidence
+from factcheck.usage import record_cache_hit, record_call
 
 SHIPPED_CORPUS = Path(__file__).resolve().parent.parent / "data" / "scifact-corpus.jsonl.gz"
 INDEX_FORMAT = "bm25s-1"  # bump when passages or tokenisation change, to invalidate saved indexes
@@ -210,9 +211,11 @@ def open_index(path: Path, max_words: int) -> CorpusIndex:
         if (folder / "passages.jsonl.gz").exists():
             try:
                 index = CorpusIndex.load(folder)
+                record_cache_hit("corpus-index")
             except (OSError, ValueError, json.JSONDecodeError):
                 index = None  # a damaged cache entry is rebuilt below
         if index is None:
+            record_call("corpus-index:build")
             index = CorpusIndex.build(load_passages(path, max_words))
             shutil.rmtree(folder, ignore_errors=True)
             index.save(folder)
