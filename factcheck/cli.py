@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -18,6 +18,7 @@ import click
 from rich.console import Console
 
 from factcheck.errors import FactcheckError, InputError
+from factcheck.jsonl import iter_records
 from factcheck.options import parse_option_pairs
 from factcheck.plugins.hookspecs import hookimpl
 
@@ -128,19 +129,6 @@ def check(
         render(verdict, Console())
 
 
-def _jsonl_lines(handle: IO[str], name: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    for number, line in enumerate(handle, 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{name}:{number}: not valid JSON ({exc.msg})") from None
-        if not isinstance(record, dict):
-            raise InputError(f"{name}:{number}: each line must be a JSON object")
-        yield number, record
-
-
 @click.command()
 @click.argument("input_file", metavar="IN.jsonl", type=click.File("r", encoding="utf-8"))
 @click.option("--out", type=click.File("w", encoding="utf-8"), default="-", help="Where to write (default: stdout).")
@@ -157,7 +145,7 @@ def score(input_file: IO[str], out: IO[str], scorer: str | None, labels: str | N
     from factcheck.types import TextVerdict
 
     chosen_scorer, rule = resolve_scoring(scorer or "mafc", labels or "threshold", parse_option_pairs(options))
-    for number, record in _jsonl_lines(input_file, input_file.name):
+    for number, record in iter_records(input_file, input_file.name):
         try:
             verdict = TextVerdict.from_dict(record)
         except FactcheckError as exc:

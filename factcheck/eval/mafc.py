@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from factcheck.errors import InputError
+from factcheck.jsonl import read_records
 from factcheck.types import Claim, ClaimVerdict, Judgment, Label, TextVerdict
 
 AGENTS = ("Google", "Wikipedia", "LLM")  # Agent1..3 of the authors' CSV
@@ -33,10 +34,7 @@ _GOLD_BINARY = {"SUPPORTS": Label.TRUE, "REFUTES": Label.FALSE}
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.is_file():
-        raise InputError(f"missing data file {path}")
-    with path.open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+    return [record for _, record in read_records(path)]
 
 
 def _judgments(row: dict[str, str]) -> tuple[Judgment, ...]:

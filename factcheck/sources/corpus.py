@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from factcheck.errors import ConfigError, InputError
+from factcheck.jsonl import read_records
 from factcheck.paths import cache_dir
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.sources.base import Source
@@ -79,19 +80,11 @@ def split_passages(text: str, max_words: int) -> list[str]:
     return passages
 
 
-def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
-            if not isinstance(record, dict) or not isinstance(record.get("text"), str):
-                raise InputError(f"{path}:{number}: a corpus record needs a string field 'text'")
-            yield record
+def _read_corpus_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    for number, record in read_records(path):
+        if not isinstance(record.get("text"), str):
+            raise InputError(f"{path}:{number}: a corpus record needs a string field 'text'")
+        yield record
 
 
 def _folder_files(folder: Path) -> list[Path]:
@@ -115,7 +108,7 @@ def load_passages(path: Path, max_words: int) -> list[Passage]:
             title, file_url = _title_of(file, text), file.resolve().as_uri()
             passages.extend(Passage(doc_id, title, file_url, p) for p in split_passages(text, max_words))
     else:
-        for number, record in enumerate(_read_jsonl(path), 1):
+        for number, record in enumerate(_read_corpus_jsonl(path), 1):
             doc_id = str(record.get("id", number))
             title = str(record.get("title") or "")
             url = record.get("url")
