@@ -8,7 +8,6 @@ and exit 1; ``FACTCHECK_RAISE_ERRORS=1`` shows the traceback instead.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -17,14 +16,10 @@ from typing import IO, Any
 import click
 from rich.console import Console
 
-from factcheck.errors import FactcheckError, InputError
+from factcheck.errors import FactcheckError, InputError, raise_errors_requested
 from factcheck.jsonl import iter_records
 from factcheck.options import parse_option_pairs
 from factcheck.plugins.hookspecs import hookimpl
-
-
-def _raise_errors() -> bool:
-    return os.environ.get("FACTCHECK_RAISE_ERRORS", "") not in ("", "0")
 
 
 class FactcheckGroup(click.Group):
@@ -44,7 +39,7 @@ class FactcheckGroup(click.Group):
         try:
             return super().invoke(ctx)
         except FactcheckError as exc:
-            if _raise_errors():
+            if raise_errors_requested():
                 raise
             raise click.ClickException(str(exc)) from None
 

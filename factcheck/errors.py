@@ -14,6 +14,7 @@ so a caller can catch one type; the CLI prints those as a single line::
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 
 
@@ -50,3 +51,9 @@ class SourceError(FactcheckError):
 
 class VerifierError(FactcheckError):
     """A verifier could not judge a claim."""
+
+
+def raise_errors_requested() -> bool:
+    """``FACTCHECK_RAISE_ERRORS`` is on (``1``, ``true``, ``yes``): show tracebacks, raise instead of abstaining."""
+
+    return os.environ.get("FACTCHECK_RAISE_ERRORS", "").strip().lower() in {"1", "true", "yes", "on"}

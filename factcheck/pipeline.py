@@ -15,13 +15,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from factcheck.config import Settings, load_settings
-from factcheck.errors import ConfigError, InputError
+from factcheck.errors import ConfigError, FactcheckError, InputError, raise_errors_requested
 from factcheck.extractors.base import ClaimExtractor
 from factcheck.plugins.manager import get_registry
 from factcheck.scoring import score_text
 from factcheck.scoring.base import LabelRule, Scorer
 from factcheck.sources.base import Source
-from factcheck.types import Claim, Evidence, Judgment, TextVerdict
+from factcheck.types import Assessment, Claim, Evidence, Judgment, TextVerdict
 from factcheck.usage import UsageRecorder, current_usage
 from factcheck.verifiers.base import Verifier
 
@@ -54,10 +54,6 @@ def resolve_scoring(name: str, labels: str, options: dict[str, Any]) -> tuple[Sc
     """The registered scorer and label rule, configured; ConfigError names what is available."""
     registry = get_registry()
     return split_scoring_options(options, registry.get("scorers", name), registry.get("label_rules", labels))
-
-
-def _raise_errors() -> bool:
-    return os.environ.get("FACTCHECK_RAISE_ERRORS", "") not in ("", "0")
 
 
 class Checker:
@@ -147,21 +143,57 @@ class Checker:
 
     async def _check(self, text: str, recorder: UsageRecorder) -> TextVerdict:
         with recorder.timed("total"):
+            with recorder.timed("prepare"):
+                broken = await self._prepare_sources(recorder)
             with recorder.timed("extract"):
                 claims = await asyncio.to_thread(self.extractor.extract, text)
             recorder.count(recorder.calls, f"extractor:{self.extractor.name}")
             limit = asyncio.Semaphore(self.settings.max_concurrency)
-            judged = await asyncio.gather(*(self._judge_claim(claim, limit, recorder) for claim in claims))
+            judged = await asyncio.gather(*(self._judge_claim(claim, limit, recorder, broken) for claim in claims))
             with recorder.timed("score"):
                 return score_text(text, list(zip(claims, judged, strict=True)), self.scorer, self.labels)
 
+    async def _prepare_sources(self, recorder: UsageRecorder) -> dict[str, str]:
+        """Run each source's ``prepare`` once; the errors of sources that failed, by source name.
+
+        A FactcheckError (a bad corpus path, a missing key) stops the check: the user must fix it.
+        """
+        sources = {agent.source.name: agent.source for agent in self.agents}
+
+        async def prepare(source: Source) -> str | None:
+            try:
+                await source.prepare()
+            except FactcheckError:
+                raise
+            except Exception as exc:
+                if raise_errors_requested():
+                    raise
+                recorder.count(recorder.errors, f"source:{source.name}")
+                return f"prepare failed in {source.name}: {type(exc).__name__}: {exc}"
+            return None
+
+        results = await asyncio.gather(*(prepare(source) for source in sources.values()))
+        return {name: error for name, error in zip(sources, results, strict=True) if error}
+
     async def _judge_claim(
-        self, claim: Claim, limit: asyncio.Semaphore, recorder: UsageRecorder
+        self, claim: Claim, limit: asyncio.Semaphore, recorder: UsageRecorder, broken: dict[str, str]
     ) -> tuple[Judgment, ...]:
-        return tuple(await asyncio.gather(*(self._ask(agent, claim, limit, recorder) for agent in self.agents)))
+        return tuple(
+            await asyncio.gather(
+                *(
+                    self._ask(agent, claim, limit, recorder)
+                    if agent.source.name not in broken
+                    else _abstain(agent, broken[agent.source.name])
+                    for agent in self.agents
+                )
+            )
+        )
 
     async def _ask(self, agent: Agent, claim: Claim, limit: asyncio.Semaphore, recorder: UsageRecorder) -> Judgment:
-        """One agent on one claim; any failure becomes an abstention that says why."""
+        """One agent on one claim; any failure becomes an abstention that says why.
+
+        The time-out stops waiting, but work a component handed to a thread runs on in the background.
+        """
         evidence: list[Evidence] = []
         stage = "retrieve"
         async with limit:
@@ -170,21 +202,26 @@ class Checker:
                     with recorder.timed("retrieve"):
                         recorder.count(recorder.calls, f"source:{agent.source.name}")
                         evidence = list(await agent.source.retrieve(claim))
+                        if not all(isinstance(item, Evidence) for item in evidence):
+                            raise TypeError("retrieve() must return a list of Evidence")
                     stage = "judge"
                     with recorder.timed("judge"):
                         recorder.count(recorder.calls, f"verifier:{agent.verifier.name}")
                         assessment = await agent.verifier.judge(claim, evidence)
+                        if not isinstance(assessment, Assessment):
+                            raise TypeError(f"judge() must return an Assessment, got {type(assessment).__name__}")
             except TimeoutError:
                 recorder.count(recorder.errors, f"agent:{agent.name}")
                 message = f"timed out after {self.settings.agent_timeout_s:g}s during {stage}"
                 return Judgment(agent.name, None, evidence=tuple(evidence), error=message)
             except Exception as exc:
-                if _raise_errors():
+                if raise_errors_requested():
                     raise
                 component = agent.source.name if stage == "retrieve" else agent.verifier.name
                 recorder.count(recorder.errors, f"{'source' if stage == 'retrieve' else 'verifier'}:{component}")
                 message = f"{stage} failed in {component}: {type(exc).__name__}: {exc}"
                 return Judgment(agent.name, None, evidence=tuple(evidence), error=message)
+
         return Judgment(
             agent=agent.name,
             factuality=assessment.factuality,
@@ -192,6 +229,10 @@ class Checker:
             rationale=assessment.rationale,
             evidence=tuple(evidence),
         )
+
+
+async def _abstain(agent: Agent, error: str) -> Judgment:
+    return Judgment(agent.name, None, error=error)
 
 
 def check(text: str, **options: Any) -> TextVerdict:

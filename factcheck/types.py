@@ -146,6 +146,8 @@ class Assessment:
     rationale: str = ""
 
     def __post_init__(self) -> None:
+        if self.factuality is not None and not isinstance(self.factuality, bool):
+            raise ValueError(f"factuality must be True, False or None, got {self.factuality!r}")
         if not (isinstance(self.confidence, int | float) and 0.0 <= self.confidence <= 1.0):
             raise ValueError(f"confidence must be in [0, 1], got {self.confidence!r}")
 

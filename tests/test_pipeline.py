@@ -103,7 +103,7 @@ def test_agents_and_claims_run_concurrently_under_the_limit() -> None:
 def test_usage_records_calls_and_stage_times() -> None:
     verdict = checker(Agent("a", StaticSource(name="s1"), ScriptedVerifier(name="v1"))).check("One.\nTwo.")
     assert verdict.usage.calls == {"extractor:lines": 1, "source:s1": 2, "verifier:v1": 2}
-    assert set(verdict.usage.wall_s) == {"total", "extract", "retrieve", "judge", "score"}
+    assert set(verdict.usage.wall_s) == {"total", "prepare", "extract", "retrieve", "judge", "score"}
     assert verdict.usage.wall_s["total"] >= verdict.usage.wall_s["extract"]
 
 

@@ -20,6 +20,15 @@ class Source(Configurable, ABC):
 
     name: str
 
+    async def prepare(self) -> None:
+        """Get ready before a check's first claim (open an index, check a key).
+
+        Runs once per check, outside the per-agent time-out. Raise a
+        :class:`factcheck.FactcheckError` for a problem the user must fix (it
+        stops the check with that message); any other exception makes this
+        agent abstain on every claim of the check.
+        """
+
     @abstractmethod
     async def retrieve(self, claim: Claim) -> list[Evidence]:
         """Evidence passages for ``claim`` (searching ``claim.search_queries()``), best first."""

@@ -1,7 +1,7 @@
 """The ``corpus`` source: BM25 over a local document collection.
 
 A corpus is a JSONL file (optionally gzipped) of ``{"id", "title", "text",
-"url"?}`` records, or a folder of ``.txt`` / ``.md`` files. Documents are split
+"url"?}`` records, a folder of ``.txt`` / ``.md`` files, or one such file. Documents are split
 into passages of whole sentences (at most ``passage_words`` words) and indexed
 with bm25s; the index is saved under the cache folder, keyed by a hash of the
 corpus bytes and the passage settings, so it is built once per corpus.
@@ -18,10 +18,10 @@ import gzip
 import hashlib
 import json
 import os
-import re
 import shutil
 import tempfile
 import threading
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -33,15 +33,13 @@ from factcheck.jsonl import read_records
 from factcheck.paths import cache_dir
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.sources.base import Source
+from factcheck.text import english_stemmer, split_sentences
 from factcheck.types import Claim, Evidence
 from factcheck.usage import record_cache_hit, record_call
 
 SHIPPED_CORPUS = Path(__file__).resolve().parent.parent / "data" / "scifact-corpus.jsonl.gz"
 INDEX_FORMAT = "bm25s-1"  # bump when passages or tokenisation change, to invalidate saved indexes
 FOLDER_SUFFIXES = (".txt", ".md")
-
-# A sentence ends at . ! or ? followed by space and an upper-case letter, digit or opening mark.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 
 
 @dataclass(frozen=True)
@@ -52,14 +50,6 @@ class Passage:
     title: str
     url: str | None
     text: str
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text``: line breaks always end one, then a punctuation heuristic."""
-    sentences: list[str] = []
-    for line in text.splitlines():
-        sentences.extend(s.strip() for s in _SENTENCE_END.split(line) if s.strip())
-    return sentences
 
 
 def split_passages(text: str, max_words: int) -> list[str]:
@@ -101,10 +91,10 @@ def _title_of(path: Path, text: str) -> str:
 def load_passages(path: Path, max_words: int) -> list[Passage]:
     """Read a corpus file or folder and split it into passages."""
     passages: list[Passage] = []
-    if path.is_dir():
-        for file in _folder_files(path):
+    if path.is_dir() or path.suffix.lower() in FOLDER_SUFFIXES:
+        for file in _folder_files(path) if path.is_dir() else [path]:
             text = file.read_text(encoding="utf-8", errors="replace")
-            doc_id = file.relative_to(path).as_posix()
+            doc_id = file.relative_to(path).as_posix() if path.is_dir() else file.name
             title, file_url = _title_of(file, text), file.resolve().as_uri()
             passages.extend(Passage(doc_id, title, file_url, p) for p in split_passages(text, max_words))
     else:
@@ -137,25 +127,22 @@ class CorpusIndex:
         self.passages = passages
         self.retriever = retriever
 
-    @staticmethod
-    def _stemmer() -> Any:
-        import Stemmer
-
-        return Stemmer.Stemmer("english")
-
     @classmethod
     def build(cls, passages: list[Passage]) -> CorpusIndex:
         """Index passages (title and text) with BM25."""
         import bm25s
 
         texts = [f"{p.title}\n{p.text}" if p.title else p.text for p in passages]
-        tokens = bm25s.tokenize(texts, stopwords="en", stemmer=cls._stemmer(), show_progress=False)
+        tokens = bm25s.tokenize(texts, stopwords="en", stemmer=english_stemmer(), show_progress=False)
         retriever = bm25s.BM25()
         retriever.index(tokens, show_progress=False)
         return cls(passages, retriever)
 
     def save(self, folder: Path) -> None:
-        """Write the index atomically: build in a temporary folder, then rename it into place."""
+        """Write the index atomically: build it in a temporary folder, then rename that into place.
+
+        Raises OSError when the cache cannot be written (the caller keeps the index in memory).
+        """
         folder.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=folder.name + ".", dir=folder.parent))
         try:
@@ -164,24 +151,29 @@ class CorpusIndex:
                 for p in self.passages:
                     handle.write(json.dumps([p.doc_id, p.title, p.url, p.text]) + "\n")
             os.replace(tmp, folder)
-        except OSError:
-            # Another process saved the same index first (or the cache is read-only): keep theirs.
+        finally:
+            # Still there if saving failed, or if another process renamed its copy into place first.
             shutil.rmtree(tmp, ignore_errors=True)
 
     @classmethod
     def load(cls, folder: Path) -> CorpusIndex:
-        """Read an index written by :meth:`save`."""
+        """Read an index written by :meth:`save`; ValueError if it is inconsistent."""
         import bm25s
 
         with gzip.open(folder / "passages.jsonl.gz", "rt", encoding="utf-8") as handle:
             passages = [Passage(*json.loads(line)) for line in handle]
-        return cls(passages, bm25s.BM25.load(str(folder)))
+        retriever = bm25s.BM25.load(str(folder))
+        if retriever.scores.get("num_docs") != len(passages):
+            raise ValueError(f"index in {folder} does not match its passages")
+        return cls(passages, retriever)
 
     def search(self, query: str, k: int) -> list[tuple[Passage, float]]:
         """The ``k`` best passages for ``query`` with their BM25 scores (only those that match at all)."""
         import bm25s
 
-        tokens = bm25s.tokenize([query], stopwords="en", stemmer=self._stemmer(), return_ids=False, show_progress=False)
+        tokens = bm25s.tokenize(
+            [query], stopwords="en", stemmer=english_stemmer(), return_ids=False, show_progress=False
+        )
         if not tokens or not tokens[0]:
             return []
         k = min(k, len(self.passages))
@@ -189,29 +181,59 @@ class CorpusIndex:
         return [(self.passages[int(i)], float(s)) for i, s in zip(ids[0], scores[0], strict=True) if s > 0]
 
 
-_indexes: dict[str, CorpusIndex] = {}
+def _stat_signature(path: Path) -> tuple[tuple[str, int, int], ...]:
+    """Names, sizes and modification times: cheap to read, and they change when the corpus does."""
+    files = _folder_files(path) if path.is_dir() else [path]
+    return tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files)
+
+
+_indexes: dict[str, CorpusIndex] = {}  # fingerprint -> index
+_fingerprints: dict[tuple[Path, int], tuple[tuple[tuple[str, int, int], ...], str]] = {}
 _indexes_lock = threading.Lock()
 
 
+def _cached_fingerprint(path: Path, max_words: int) -> str:
+    """:func:`fingerprint`, recomputed only when a file's size or modification time changes."""
+    signature = _stat_signature(path)
+    known = _fingerprints.get((path, max_words))
+    if known is None or known[0] != signature:
+        known = (signature, fingerprint(path, max_words))
+        _fingerprints[(path, max_words)] = known
+    return known[1]
+
+
+def _load_cached(folder: Path) -> CorpusIndex | None:
+    if not (folder / "passages.jsonl.gz").exists():
+        return None
+    try:
+        index = CorpusIndex.load(folder)
+    except Exception:  # a damaged or foreign cache entry is rebuilt, never trusted
+        shutil.rmtree(folder, ignore_errors=True)
+        return None
+    record_cache_hit("corpus-index")
+    return index
+
+
 def open_index(path: Path, max_words: int) -> CorpusIndex:
-    """The index of a corpus: from memory, else from the on-disk cache, else built and saved."""
-    key = fingerprint(path, max_words)
+    """The index of a corpus: from memory, else from the on-disk cache, else built (and saved if possible)."""
     with _indexes_lock:
+        key = _cached_fingerprint(path, max_words)
         if key in _indexes:
             return _indexes[key]
         folder = cache_dir() / "corpus-index" / key
-        index = None
-        if (folder / "passages.jsonl.gz").exists():
-            try:
-                index = CorpusIndex.load(folder)
-                record_cache_hit("corpus-index")
-            except (OSError, ValueError, json.JSONDecodeError):
-                index = None  # a damaged cache entry is rebuilt below
+        index = _load_cached(folder)
         if index is None:
             record_call("corpus-index:build")
             index = CorpusIndex.build(load_passages(path, max_words))
-            shutil.rmtree(folder, ignore_errors=True)
-            index.save(folder)
+            try:
+                index.save(folder)
+            except OSError as exc:
+                warnings.warn(
+                    f"factcheck: cannot cache the corpus index in {folder} ({exc.strerror or exc}); "
+                    "it will be rebuilt in the next process",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
         _indexes[key] = index
         return index
 
@@ -239,6 +261,10 @@ class CorpusSource(Source):
     def corpus_path(self) -> Path:
         """The file or folder searched."""
         return Path(self.path).expanduser() if self.path else SHIPPED_CORPUS
+
+    async def prepare(self) -> None:
+        """Open (or build) the index before the first claim, so corpus errors surface once, clearly."""
+        await asyncio.to_thread(open_index, self.corpus_path, self.passage_words)
 
     def search(self, claim: Claim) -> list[Evidence]:
         """Synchronous retrieval: the ``top_k`` best passages over all of the claim's queries."""

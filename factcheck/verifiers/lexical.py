@@ -19,12 +19,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 from factcheck.errors import ConfigError
 from factcheck.plugins.hookspecs import hookimpl
-from factcheck.sources.corpus import split_sentences
+from factcheck.text import english_stemmer, split_sentences
 from factcheck.types import Assessment, Claim, Evidence
 from factcheck.verifiers.base import Verifier
 
@@ -51,13 +50,6 @@ DOWN = frozenset(
 )
 
 
-@cache
-def _stemmer() -> Any:
-    import Stemmer
-
-    return Stemmer.Stemmer("english")
-
-
 def _words(text: str) -> list[str]:
     return _WORD.findall(text.lower().replace("n't", " n't"))
 
@@ -65,7 +57,7 @@ def _words(text: str) -> list[str]:
 def content_stems(text: str) -> set[str]:
     """Stemmed content words of ``text`` (stop words and negations removed)."""
     words = [w for w in _words(text) if w not in STOP_WORDS and w not in NEGATIONS]
-    return set(_stemmer().stemWords(words))
+    return set(english_stemmer().stemWords(words))
 
 
 def _negated(text: str) -> bool:
@@ -94,8 +86,8 @@ def contradiction_cues(claim: str, sentence: str) -> list[str]:
     claim_numbers, sentence_numbers = _numbers(claim), _numbers(sentence)
     if claim_numbers and sentence_numbers and not claim_numbers & sentence_numbers:
         cues.append(f"numbers differ ({', '.join(sorted(claim_numbers))} vs {', '.join(sorted(sentence_numbers))})")
-    claim_dir = _directions(content_stems(claim) | set(_stemmer().stemWords(_words(claim))))
-    sentence_dir = _directions(set(_stemmer().stemWords(_words(sentence))))
+    claim_dir = _directions(content_stems(claim) | set(english_stemmer().stemWords(_words(claim))))
+    sentence_dir = _directions(set(english_stemmer().stemWords(_words(sentence))))
     if len(claim_dir) == 1 and len(sentence_dir) == 1 and claim_dir != sentence_dir:
         cues.append(f"opposite direction (claim {claim_dir.pop()}, evidence {sentence_dir.pop()})")
     return cues
