@@ -28,6 +28,7 @@ Example ``factcheck.toml``::
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -77,10 +78,17 @@ PROFILES: dict[str, Profile] = {
 
 @dataclass(frozen=True)
 class Settings:
-    """Everything a :class:`~factcheck.Checker` is built from."""
+    """Everything a :class:`~factcheck.Checker` is built from.
+
+    ``agents`` holds only agents configured explicitly (in ``factcheck.toml``);
+    the profile's agents, ``corpus`` and ``sources`` are combined with them by
+    :meth:`resolved_agents`, so switching profile later still works.
+    """
 
     profile: str = "offline"
     agents: tuple[AgentSpec, ...] = ()
+    corpus: str | None = None
+    sources: tuple[str, ...] = ()
     extractor: str = "sentence"
     extractor_options: Mapping[str, Any] = field(default_factory=dict)
     scorer: str = "mafc"
@@ -94,17 +102,34 @@ class Settings:
     def __post_init__(self) -> None:
         if self.profile not in PROFILES:
             raise ConfigError(f"unknown profile {self.profile!r} (available: {', '.join(sorted(PROFILES))})")
-        if self.max_concurrency < 1:
-            raise ConfigError("max_concurrency must be at least 1")
-        if not self.agent_timeout_s > 0:
-            raise ConfigError("agent_timeout_s must be positive")
+        if not isinstance(self.max_concurrency, int) or self.max_concurrency < 1:
+            raise ConfigError(f"max_concurrency must be a whole number of at least 1, got {self.max_concurrency!r}")
+        if not isinstance(self.agent_timeout_s, int | float) or not 0 < self.agent_timeout_s < math.inf:
+            raise ConfigError(f"agent_timeout_s must be a positive number of seconds, got {self.agent_timeout_s!r}")
 
     def resolved_agents(self) -> tuple[AgentSpec, ...]:
-        """The profile's agents, with same-named agents of ``agents`` replacing them and new ones added."""
-        merged = {spec.name: spec for spec in PROFILES[self.profile].agents}
-        for spec in self.agents:
-            merged[spec.name] = spec
-        return tuple(merged.values())
+        """The agents a check runs.
+
+        The profile's agents, replaced or extended by same-named explicit
+        ``agents``; ``corpus`` points every ``corpus`` agent at that collection
+        (adding one if there is none); each of ``sources`` adds an agent pairing
+        that source with the profile's default verifier.
+        """
+        profile = PROFILES[self.profile]
+        merged = {spec.name: spec for spec in profile.agents}
+        merged.update((spec.name, spec) for spec in self.agents)
+        agents = list(merged.values())
+        if self.corpus is not None:
+            if not any(a.source == "corpus" for a in agents):
+                agents.append(AgentSpec("corpus", "corpus", profile.default_verifier))
+            agents = [
+                replace(a, source_options={**a.source_options, "path": self.corpus}) if a.source == "corpus" else a
+                for a in agents
+            ]
+        for source in self.sources:
+            if not any(a.source == source for a in agents):
+                agents.append(AgentSpec(source, source, profile.default_verifier))
+        return tuple(agents)
 
     def with_overrides(
         self,
@@ -119,36 +144,19 @@ class Settings:
         max_concurrency: int | None = None,
         agent_timeout_s: float | None = None,
     ) -> Settings:
-        """A copy with explicit overrides applied (the CLI flags and keyword arguments).
-
-        ``corpus`` points every ``corpus`` agent at the given collection (adding
-        one if the profile has none); each of ``sources`` adds an agent pairing
-        that source with the profile's default verifier.
-        """
-        settings = replace(
+        """A copy with explicit overrides (CLI flags, keyword arguments); ``None`` leaves a setting alone."""
+        return replace(
             self,
-            profile=profile or self.profile,
-            extractor=extractor or self.extractor,
-            scorer=scorer or self.scorer,
-            labels=labels or self.labels,
+            profile=self.profile if profile is None else profile,
+            extractor=self.extractor if extractor is None else extractor,
+            scorer=self.scorer if scorer is None else scorer,
+            labels=self.labels if labels is None else labels,
             scoring_options=merge_options(self.scoring_options, scoring_options),
-            max_concurrency=max_concurrency or self.max_concurrency,
-            agent_timeout_s=agent_timeout_s or self.agent_timeout_s,
+            corpus=self.corpus if corpus is None else os.fspath(corpus),
+            sources=(*self.sources, *(s for s in sources if s not in self.sources)),
+            max_concurrency=self.max_concurrency if max_concurrency is None else max_concurrency,
+            agent_timeout_s=self.agent_timeout_s if agent_timeout_s is None else agent_timeout_s,
         )
-        agents = list(settings.resolved_agents())
-        default_verifier = PROFILES[settings.profile].default_verifier
-        if corpus is not None:
-            path = os.fspath(corpus)
-            if not any(a.source == "corpus" for a in agents):
-                agents.append(AgentSpec("corpus", "corpus", default_verifier))
-            agents = [
-                replace(a, source_options={**a.source_options, "path": path}) if a.source == "corpus" else a
-                for a in agents
-            ]
-        for source in sources:
-            if not any(a.source == source for a in agents):
-                agents.append(AgentSpec(source, source, default_verifier))
-        return replace(settings, agents=tuple(agents))
 
 
 def _agent_from_toml(name: str, table: Any, profile: str) -> AgentSpec:
@@ -166,8 +174,15 @@ def _agent_from_toml(name: str, table: Any, profile: str) -> AgentSpec:
     return AgentSpec(name, str(source), str(verifier), table, verifier_options)
 
 
+def _table(data: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: [{key}] must be a table, got {type(value).__name__}")
+    return dict(value)
+
+
 def settings_from_mapping(data: Mapping[str, Any], where: str = CONFIG_FILE) -> Settings:
-    """Settings from a parsed ``factcheck.toml``."""
+    """Settings from a parsed ``factcheck.toml``; ConfigError names what is wrong."""
     known = {"profile", "extractor", "agents", "scoring", "pipeline", "llm", "cache"}
     unknown = sorted(set(data) - known)
     if unknown:
@@ -175,26 +190,33 @@ def settings_from_mapping(data: Mapping[str, Any], where: str = CONFIG_FILE) -> 
     profile = str(data.get("profile", "offline"))
     if profile not in PROFILES:
         raise ConfigError(f"{where}: unknown profile {profile!r} (available: {', '.join(sorted(PROFILES))})")
-    extractor = data.get("extractor", {})
-    if isinstance(extractor, str):
-        extractor = {"name": extractor}
-    extractor = dict(extractor)
-    scoring = dict(data.get("scoring", {}))
-    pipeline = dict(data.get("pipeline", {}))
-    agents = tuple(_agent_from_toml(name, table, profile) for name, table in dict(data.get("agents", {})).items())
-    return Settings(
-        profile=profile,
-        agents=agents,
-        extractor=str(extractor.pop("name", "sentence")),
-        extractor_options=extractor,
-        scorer=str(scoring.pop("scorer", "mafc")),
-        labels=str(scoring.pop("labels", "threshold")),
-        scoring_options=scoring,
-        max_concurrency=int(pipeline.get("max_concurrency", 8)),
-        agent_timeout_s=float(pipeline.get("agent_timeout_s", 60.0)),
-        llm=dict(data.get("llm", {})),
-        cache=dict(data.get("cache", {})),
+    extractor = (
+        {"name": data["extractor"]} if isinstance(data.get("extractor"), str) else _table(data, "extractor", where)
     )
+    scoring = _table(data, "scoring", where)
+    pipeline = _table(data, "pipeline", where)
+    unknown = sorted(set(pipeline) - {"max_concurrency", "agent_timeout_s"})
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown [pipeline] setting {', '.join(unknown)} (known: agent_timeout_s, max_concurrency)"
+        )
+    agents = tuple(_agent_from_toml(name, table, profile) for name, table in _table(data, "agents", where).items())
+    try:
+        return Settings(
+            profile=profile,
+            agents=agents,
+            extractor=str(extractor.pop("name", "sentence")),
+            extractor_options=extractor,
+            scorer=str(scoring.pop("scorer", "mafc")),
+            labels=str(scoring.pop("labels", "threshold")),
+            scoring_options=scoring,
+            max_concurrency=pipeline.get("max_concurrency", 8),
+            agent_timeout_s=pipeline.get("agent_timeout_s", 60.0),
+            llm=_table(data, "llm", where),
+            cache=_table(data, "cache", where),
+        )
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
 
 
 def read_config(path: str | os.PathLike[str] | None = None) -> dict[str, Any]:

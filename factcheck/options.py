@@ -19,18 +19,39 @@ _FALSE = {"0", "false", "no", "off"}
 
 
 def _coerce(name: str, value: Any, current: Any) -> Any:
-    if not isinstance(value, str) or isinstance(current, str):
-        if isinstance(current, tuple) and isinstance(value, list):
-            return tuple(value)
+    """``value`` as the type of ``current`` (the field's default or present value)."""
+    if isinstance(value, str) and not isinstance(current, str):
+        return _parse(name, value.strip(), current)
+    if current is None or value is None:
         return value
-    text = value.strip()
+    if isinstance(current, bool):
+        ok = isinstance(value, bool)
+    elif isinstance(current, int):
+        ok = (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, float) and value.is_integer()
+        )
+        value = int(value) if ok else value
+    elif isinstance(current, float):
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        value = float(value) if ok else value
+    elif isinstance(current, tuple):
+        ok = isinstance(value, list | tuple)
+        value = tuple(value) if ok else value
+    else:
+        ok = isinstance(value, type(current))
+    if not ok:
+        raise ConfigError(f"option {name}: expected {type(current).__name__}, got {value!r}")
+    return value
+
+
+def _parse(name: str, text: str, current: Any) -> Any:
     try:
         if isinstance(current, bool):
             if text.lower() in _TRUE:
                 return True
             if text.lower() in _FALSE:
                 return False
-            raise ValueError(f"expected true or false, got {value!r}")
+            raise ValueError(f"expected true or false, got {text!r}")
         if isinstance(current, int):
             return int(text)
         if isinstance(current, float):

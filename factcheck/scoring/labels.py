@@ -10,6 +10,12 @@ from factcheck.scoring.base import LabelRule
 from factcheck.types import ClaimVerdict, Label
 
 
+def _check_threshold(rule: str, option: str, value: float) -> None:
+    # Scores live in [0, 1]; [-1, 1] also admits the authors' unmapped average.
+    if not (isinstance(value, int | float) and -1.0 <= value <= 1.0):
+        raise ConfigError(f"{rule}: {option} must be a number in [-1, 1], got {value!r}")
+
+
 def threshold_claim_label(score: float | None, threshold: float) -> Label:
     """A claim is TRUE when its score is above ``threshold`` (binary, as in the paper)."""
     if score is None:
@@ -32,6 +38,9 @@ class ThresholdRule(LabelRule):
     thresholds: tuple[float, ...] = (0.33, 0.67)
 
     def __post_init__(self) -> None:
+        _check_threshold(self.name, "claim_threshold", self.claim_threshold)
+        for value in self.thresholds:
+            _check_threshold(self.name, "thresholds", value)
         if len(self.thresholds) not in (1, 2) or list(self.thresholds) != sorted(self.thresholds):
             raise ConfigError(
                 f"threshold: thresholds must be one value (binary) or two ascending values, got {self.thresholds!r}"
@@ -60,6 +69,9 @@ class ComposeRule(LabelRule):
 
     name = "compose"
     claim_threshold: float = 0.5
+
+    def __post_init__(self) -> None:
+        _check_threshold(self.name, "claim_threshold", self.claim_threshold)
 
     def claim_label(self, score: float | None) -> Label:
         return threshold_claim_label(score, self.claim_threshold)
