@@ -11,13 +11,13 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import click
 from rich.console import Console
 
 from factcheck.errors import FactcheckError, InputError, raise_errors_requested
-from factcheck.jsonl import iter_records
+from factcheck.jsonl import atomic_writer, read_records
 from factcheck.options import parse_option_pairs
 from factcheck.plugins.hookspecs import hookimpl
 
@@ -75,7 +75,10 @@ def _read_text(text: str | None, file: Path | None) -> str:
     if text is None:
         raise InputError("give a text to check, --file PATH, or - to read standard input")
     if text == "-":
-        return sys.stdin.read()
+        try:
+            return sys.stdin.buffer.read().decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError("standard input is not UTF-8 text") from None
     return text
 
 
@@ -124,29 +127,44 @@ def check(
         render(verdict, Console())
 
 
+def keep_extra_fields(original: dict[str, Any], rescored: dict[str, Any]) -> dict[str, Any]:
+    """``rescored`` over ``original``, keeping fields only the original has, inside claims,
+    judgments and evidence too (a per-claim gold label, say)."""
+    merged = {**original, **rescored}
+    for key in ("claims", "judgments", "evidence"):
+        old, new = original.get(key), rescored.get(key)
+        if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+            merged[key] = [keep_extra_fields(o, n) if isinstance(o, dict) else n for o, n in zip(old, new, strict=True)]
+    return merged
+
+
 @click.command()
-@click.argument("input_file", metavar="IN.jsonl", type=click.File("r", encoding="utf-8"))
-@click.option("--out", type=click.File("w", encoding="utf-8"), default="-", help="Where to write (default: stdout).")
+@click.argument("input_file", metavar="IN.jsonl")
+@click.option("--out", help="Where to write (default: standard output); may be IN.jsonl itself.")
 @scorer_flag
 @labels_flag
 @option_flag
-def score(input_file: IO[str], out: IO[str], scorer: str | None, labels: str | None, options: tuple[str, ...]) -> None:
-    """Re-score recorded checks (one checked-text JSON per line) without calling any source.
+def score(input_file: str, out: str | None, scorer: str | None, labels: str | None, options: tuple[str, ...]) -> None:
+    """Re-score recorded checks (one checked-text JSON per line, .jsonl or .jsonl.gz, - for
+    standard input) without calling any source.
 
-    Lines keep their order and any extra fields (ids, gold labels).
+    Lines keep their order and every field the scorer does not set (ids, gold labels).
     """
     from factcheck.pipeline import resolve_scoring
     from factcheck.scoring import rescore
     from factcheck.types import TextVerdict
 
     chosen_scorer, rule = resolve_scoring(scorer or "mafc", labels or "threshold", parse_option_pairs(options))
-    for number, record in iter_records(input_file, input_file.name):
-        try:
-            verdict = TextVerdict.from_dict(record)
-        except FactcheckError as exc:
-            raise InputError(f"{input_file.name}:{number}: {exc}") from None
-        record.update(rescore(verdict, chosen_scorer, rule).to_dict())
-        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    # Read everything first: the output may replace the input.
+    records = list(read_records(input_file))
+    with atomic_writer(out) as handle:
+        for number, record in records:
+            try:
+                verdict = TextVerdict.from_dict(record)
+            except FactcheckError as exc:
+                raise InputError(f"{input_file}:{number}: {exc}") from None
+            rescored = rescore(verdict, chosen_scorer, rule).to_dict()
+            handle.write(json.dumps(keep_extra_fields(record, rescored), ensure_ascii=False) + "\n")
 
 
 @click.command()

@@ -1,10 +1,14 @@
-"""Reading JSON Lines with errors that name the file and line."""
+"""Reading and writing JSON Lines, with errors that name the file and line."""
 
 from __future__ import annotations
 
 import gzip
 import json
+import os
+import sys
+import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
@@ -12,24 +16,59 @@ from factcheck.errors import InputError
 
 
 def iter_records(handle: IO[str], name: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line number, object)`` for each non-blank line; InputError on bad JSON or a non-object."""
-    for number, line in enumerate(handle, 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{name}:{number}: not valid JSON ({exc.msg})") from None
-        if not isinstance(record, dict):
-            raise InputError(f"{name}:{number}: each line must be a JSON object")
-        yield number, record
+    """``(line number, object)`` for each non-blank line; InputError on bad JSON, a non-object or non-UTF-8 bytes."""
+    number = 0
+    try:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{name}:{number}: not valid JSON ({exc.msg})") from None
+            if not isinstance(record, dict):
+                raise InputError(f"{name}:{number}: each line must be a JSON object")
+            yield number, record
+    except UnicodeDecodeError:
+        raise InputError(f"{name}:{number + 1}: not UTF-8 text") from None
+    except (OSError, EOFError) as exc:  # a truncated or corrupt .gz
+        raise InputError(f"{name}: cannot read: {exc}") from None
 
 
-def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """The records of a ``.jsonl`` or ``.jsonl.gz`` file."""
+def read_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The records of a ``.jsonl`` or ``.jsonl.gz`` file, or of standard input for ``-``."""
+    if str(path) == "-":
+        yield from iter_records(sys.stdin, "<stdin>")
+        return
+    path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
     try:
-        with opener(path, "rt", encoding="utf-8") as handle:
-            yield from iter_records(handle, str(path))
+        handle = opener(path, "rt", encoding="utf-8")
     except FileNotFoundError:
-        raise InputError(f"missing data file {path}") from None
+        raise InputError(f"no such file: {path}") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    with handle:
+        yield from iter_records(handle, str(path))
+
+
+@contextmanager
+def atomic_writer(path: str | Path | None) -> Iterator[IO[str]]:
+    """Write to ``path`` through a temporary file renamed into place on success, so
+    a failed run never leaves half a file and the input may safely be the output.
+    ``None`` or ``-`` writes to standard output."""
+    if path is None or str(path) == "-":
+        yield sys.stdout
+        return
+    path = Path(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            yield handle
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

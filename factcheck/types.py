@@ -9,7 +9,7 @@ round-trip every type exactly.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -46,6 +46,30 @@ def _require(data: Mapping[str, Any], key: str, what: str) -> Any:
         return data[key]
     except KeyError:
         raise InputError(f"{what} is missing the field {key!r}") from None
+
+
+def _list(value: Any, what: str) -> list[Any]:
+    """A JSON list (null reads as empty)."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InputError(f"{what} must be a list, got {type(value).__name__}")
+    return value
+
+
+def _mapping(value: Any, what: str) -> Mapping[str, Any]:
+    """A JSON object (null reads as empty)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InputError(f"{what} must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _optional_str(value: Any, what: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise InputError(f"{what} must be a string or null, got {value!r}")
+    return value
 
 
 def _optional_float(value: Any, what: str) -> float | None:
@@ -87,14 +111,14 @@ class Claim:
         """Read a claim from its JSON fields."""
         span = data.get("span")
         if span is not None:
-            if not (isinstance(span, Sequence) and len(span) == 2):
+            if not (isinstance(span, list) and len(span) == 2 and all(type(i) is int for i in span)):
                 raise InputError(f"claim span must be [start, end] or null, got {span!r}")
-            span = (int(span[0]), int(span[1]))
+            span = (span[0], span[1])
         return cls(
             id=str(_require(data, "id", "claim")),
             text=str(_require(data, "text", "claim")),
             span=span,
-            queries=tuple(str(q) for q in data.get("queries") or ()),
+            queries=tuple(str(q) for q in _list(data.get("queries"), "claim queries")),
         )
 
 
@@ -127,9 +151,9 @@ class Evidence:
             source=str(_require(data, "source", "evidence")),
             text=str(_require(data, "text", "evidence")),
             title=str(data.get("title") or ""),
-            url=data.get("url"),
-            retrieved_at=data.get("retrieved_at"),
-            published_at=data.get("published_at"),
+            url=_optional_str(data.get("url"), "evidence url"),
+            retrieved_at=_optional_str(data.get("retrieved_at"), "evidence retrieved_at"),
+            published_at=_optional_str(data.get("published_at"), "evidence published_at"),
         )
 
 
@@ -207,17 +231,18 @@ class Judgment:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Judgment:
         """Read a judgment from its JSON fields."""
+        agent = str(_require(data, "agent", "judgment"))
         factuality = data.get("factuality")
         if factuality is not None and not isinstance(factuality, bool):
             raise InputError(f"judgment factuality must be true, false or null, got {factuality!r}")
         confidence = _optional_float(data.get("confidence", 0.0), "judgment confidence")
         return cls(
-            agent=str(_require(data, "agent", "judgment")),
+            agent=agent,
             factuality=factuality,
             confidence=confidence if confidence is not None else 0.0,
             rationale=str(data.get("rationale") or ""),
-            evidence=tuple(Evidence.from_dict(e) for e in data.get("evidence") or ()),
-            error=data.get("error"),
+            evidence=tuple(Evidence.from_dict(e) for e in _list(data.get("evidence"), "judgment evidence")),
+            error=_optional_str(data.get("error"), "judgment error"),
         )
 
 
@@ -250,11 +275,7 @@ class ClaimVerdict:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ClaimVerdict:
         """Read a claim verdict; ``score`` and ``label`` may be missing (recorded, not yet scored)."""
-        judgments = data.get("judgments")
-        if judgments is None:
-            judgments = []
-        if not isinstance(judgments, list):
-            raise InputError("claim 'judgments' must be a list")
+        judgments = _list(data.get("judgments") if isinstance(data, Mapping) else None, "claim judgments")
         label = data.get("label")
         return cls(
             claim=Claim.from_dict(data),
@@ -302,7 +323,14 @@ class Usage:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> Usage:
         """Read usage; a missing or empty object gives an empty usage."""
-        data = data or {}
+        data = _mapping(data, "usage")
+        try:
+            return cls._from_mapping(data)
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise InputError(f"usage has a malformed field: {exc}") from None
+
+    @classmethod
+    def _from_mapping(cls, data: Mapping[str, Any]) -> Usage:
         return cls(
             calls={str(k): int(v) for k, v in (data.get("calls") or {}).items()},
             cache_hits={str(k): int(v) for k, v in (data.get("cache_hits") or {}).items()},
@@ -352,6 +380,8 @@ class TextVerdict:
         claims = data.get("claims")
         if not isinstance(claims, list):
             raise InputError("a checked text needs a 'claims' list")
+        if not all(isinstance(c, Mapping) for c in claims):
+            raise InputError("each of a checked text's 'claims' must be a JSON object")
         label = data.get("label")
         return cls(
             text=str(_require(data, "text", "checked text")),
@@ -359,7 +389,7 @@ class TextVerdict:
             score=_optional_float(data.get("score"), "text score"),
             label=Label.parse(label) if label is not None else Label.UNVERIFIED,
             scorer=str(data.get("scorer") or ""),
-            scorer_options=dict(data.get("scorer_options") or {}),
+            scorer_options=dict(_mapping(data.get("scorer_options"), "scorer_options")),
             labels=str(data.get("labels") or ""),
             usage=Usage.from_dict(data.get("usage")),
         )

@@ -5,7 +5,7 @@ import warnings
 import pytest
 
 from factcheck import ConfigError
-from factcheck.extractors.sentence import SentenceExtractor, load_pipeline
+from factcheck.extractors.sentence import SentenceExtractor, blocks, load_pipeline
 
 TEXT = "  The Eiffel Tower is in Paris. Is it tall? It was completed in 1889 by Gustave Eiffel's company.\nYes."
 
@@ -31,9 +31,30 @@ def test_blank_pipeline_fallback_splits_too() -> None:
     assert [c.text for c in claims] == ["Water boils at 100 degrees.", "Ice is frozen water."]
 
 
-def test_min_words_option() -> None:
-    assert SentenceExtractor().configure(min_words="1").extract("Yes. No.") != []
-    assert SentenceExtractor().extract("Yes. No.") == []
+def test_fragments_are_dropped_but_short_claims_kept() -> None:
+    assert [c.text for c in SentenceExtractor().extract("Yes. Smoking kills. See below:")] == ["Smoking kills."]
+    assert SentenceExtractor().configure(min_letters="1").extract("Yes. No.") != []
+
+
+def test_text_without_spaces_is_not_dropped() -> None:
+    assert len(SentenceExtractor().extract("東京は日本の首都です。")) == 1
+
+
+def test_long_texts_are_split_in_blocks_with_exact_spans() -> None:
+    paragraph = "The Eiffel Tower is in Paris. It was completed in 1889.\n\n"
+    text = paragraph * 40
+    claims = SentenceExtractor(block_chars=500).extract(text)
+    assert len(claims) == 80
+    assert all(text[c.span[0] : c.span[1]] == c.text for c in claims if c.span)
+    assert [c.id for c in claims[:3]] == ["c1", "c2", "c3"]
+
+
+def test_blocks_cut_at_breaks_and_cover_the_text() -> None:
+    text = "aaaa bbbb\n\ncccc dddd eeee"
+    pieces = list(blocks(text, 12))
+    assert "".join(p for _, p in pieces) == text
+    assert pieces[0] == (0, "aaaa bbbb\n\n")
+    assert all(len(p) <= 12 for _, p in pieces)
 
 
 def test_unknown_model_is_a_config_error() -> None:

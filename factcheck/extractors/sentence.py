@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -52,31 +52,54 @@ def load_pipeline(model: str) -> Language:
         return load_pipeline("blank")
 
 
-def _is_checkable(sentence: str, min_words: int) -> bool:
-    """Questions and fragments assert nothing that could be checked."""
-    words = [w for w in sentence.split() if any(ch.isalpha() for ch in w)]
-    return len(words) >= min_words and not sentence.rstrip().endswith("?")
+def _is_checkable(sentence: str, min_letters: int) -> bool:
+    """Questions and fragments ("Yes.", "See below:") assert nothing that could be checked.
+
+    Letters, not words, are counted so that scripts written without spaces are not dropped.
+    """
+    letters = sum(ch.isalpha() for ch in sentence)
+    # Questions (ASCII and full-width marks) and lead-ins to a list ("as follows:") are not claims.
+    return letters >= min_letters and not sentence.rstrip().endswith(("?", "\uff1f", ":"))
+
+
+def blocks(text: str, max_chars: int) -> Iterator[tuple[int, str]]:
+    """``(offset, block)`` pieces of ``text`` of at most ``max_chars``, cut at paragraph
+    breaks, else line breaks, else spaces, so spaCy never sees more than it can parse."""
+    start = 0
+    while start < len(text):
+        end = min(start + max_chars, len(text))
+        if end < len(text):
+            window = text[start:end]
+            cut = max(window.rfind("\n\n"), window.rfind("\n"), window.rfind(" "))
+            end = start + cut + 1 if cut > 0 else end
+        yield start, text[start:end]
+        start = end
 
 
 @dataclass(frozen=True)
 class SentenceExtractor(ClaimExtractor):
-    """One claim per declarative sentence (questions and fragments under ``min_words`` are dropped)."""
+    """One claim per declarative sentence; questions and fragments with fewer than
+    ``min_letters`` letters are dropped. Texts of any length are split into blocks
+    of at most ``block_chars`` characters first."""
 
     name = "sentence"
     model: str = "auto"
-    min_words: int = 3
+    min_letters: int = 8
+    block_chars: int = 100_000
 
     def extract(self, text: str) -> list[Claim]:
         nlp = load_pipeline(self.model)
-        with _nlp_lock:  # spaCy pipelines are not documented as thread-safe
-            doc = nlp(text)
+        pieces = list(blocks(text, self.block_chars))
         claims: list[Claim] = []
-        for sent in doc.sents:
-            sentence = sent.text.strip()
-            if not _is_checkable(sentence, self.min_words):
-                continue
-            start = sent.start_char + sent.text.index(sentence)
-            claims.append(Claim(id=f"c{len(claims) + 1}", text=sentence, span=(start, start + len(sentence))))
+        with _nlp_lock:  # spaCy pipelines are not documented as thread-safe
+            docs = list(nlp.pipe(piece for _, piece in pieces))
+        for (offset, _), doc in zip(pieces, docs, strict=True):
+            for sent in doc.sents:
+                sentence = sent.text.strip()
+                if not _is_checkable(sentence, self.min_letters):
+                    continue
+                start = offset + sent.start_char + sent.text.index(sentence)
+                claims.append(Claim(id=f"c{len(claims) + 1}", text=sentence, span=(start, start + len(sentence))))
         return claims
 
 
