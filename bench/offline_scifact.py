@@ -26,8 +26,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from factcheck import Checker, Claim, Evidence, Label
+from factcheck import Agent, Checker, Claim, Evidence, Label
 from factcheck.options import parse_option_pairs
+from factcheck.sources.corpus import CorpusSource
 from factcheck.verifiers.lexical import LexicalVerifier
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
@@ -87,16 +88,12 @@ async def run(args: argparse.Namespace) -> None:
     rows = load(args.split, args.data)
     gold = [g for _, g, _ in rows]
     options = parse_option_pairs(args.option)
-    checker = Checker(profile="offline", scoring_options={"thresholds": "0.5"})
-    checker = Checker(
-        agents=[type(a)(a.name, a.source, a.verifier.configure(**options)) for a in checker.agents],
-        scoring_options={"thresholds": "0.5"},
-    )
+    verifier = LexicalVerifier().configure(**options)
+    checker = Checker(agents=[Agent("corpus", CorpusSource(), verifier)], scoring_options={"thresholds": "0.5"})
     start = time.perf_counter()
     end_to_end = [(await checker.acheck(text)).label for text, _, _ in rows]
     seconds = time.perf_counter() - start
 
-    verifier = LexicalVerifier().configure(**options)
     docs = gold_abstracts(args.data)
     given = []
     for text, _, doc_ids in rows:

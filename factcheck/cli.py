@@ -124,7 +124,8 @@ def check(
     else:
         from factcheck.report import render
 
-        render(verdict, Console())
+        # Piped output keeps long lines (URLs) whole instead of wrapping them at 80 columns.
+        render(verdict, Console(soft_wrap=not sys.stdout.isatty()))
 
 
 def keep_extra_fields(original: dict[str, Any], rescored: dict[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -101,23 +102,34 @@ class _ObjectsPlugin:
         self._register(register, (Scorer, LabelRule))  # type: ignore[arg-type]
 
 
+_counter = itertools.count()
+
+
 @contextmanager
 def registered(*plugins: Any, name: str = "factcheck-testing") -> Iterator[None]:
     """Register plugins for the block: plugin modules/objects with hook implementations,
-    or component instances (sources, verifiers, extractors, scorers, label rules)."""
+    or component instances (sources, verifiers, extractors, scorers, label rules).
+
+    Blocks nest. Hook names are checked as for installed plugins (a misspelt hook
+    raises ``pluggy.PluginValidationError``).
+    """
     pm = get_plugin_manager()
     components = [p for p in plugins if _is_component(p)]
     hook_plugins = [p for p in plugins if p not in components]
     if components:
         hook_plugins.append(_ObjectsPlugin(components))
-    names = [pm.register(plugin, name=f"{name}-{i}") for i, plugin in enumerate(hook_plugins)]
-    reset_plugins()
+    names: list[str] = []
     try:
+        for plugin in hook_plugins:
+            plugin_name = f"{name}-{next(_counter)}"
+            pm.register(plugin, name=plugin_name)
+            names.append(plugin_name)
+            pm.check_pending()
+        reset_plugins()
         yield
     finally:
         for plugin_name in names:
-            if plugin_name is not None:
-                pm.unregister(name=plugin_name)
+            pm.unregister(name=plugin_name)
         reset_plugins()
 
 

@@ -18,16 +18,17 @@ SHARED_DATA = Path(os.environ.get("FACTCHECK_SHARED_DATA", ROOT.parent / "shared
 def _isolated_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     # Entry points installed on a developer's machine must not change test results, and
     # the corpus index is built into a throwaway cache (once per session, then reused).
-    saved = {k: os.environ.get(k) for k in ("FACTCHECK_LOAD_PLUGINS", "FACTCHECK_CACHE_DIR")}
+    # Every FACTCHECK_* setting of the developer's shell is set aside (a FACTCHECK_SCORER would change results).
+    saved = {k: v for k, v in os.environ.items() if k.startswith("FACTCHECK_") and k != "FACTCHECK_SHARED_DATA"}
+    for key in saved:
+        del os.environ[key]
     os.environ["FACTCHECK_LOAD_PLUGINS"] = ""
     os.environ["FACTCHECK_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
     reset_plugins(reload=True)
     yield
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
+    for key in ("FACTCHECK_LOAD_PLUGINS", "FACTCHECK_CACHE_DIR"):
+        os.environ.pop(key, None)
+    os.environ.update(saved)
     reset_plugins(reload=True)
 
 
@@ -35,6 +36,8 @@ def _isolated_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
 def shared_data() -> Path:
     """``../shared/data`` beside the checkout; tests that need it skip where it is absent."""
     if not (SHARED_DATA / "ito_mafc").is_dir():
+        if os.environ.get("FACTCHECK_REQUIRE_DATA"):  # CI: the data is always there; never skip silently
+            pytest.fail(f"evaluation data not found at {SHARED_DATA}")
         pytest.skip(
             f"evaluation data not found at {SHARED_DATA} (clone beside ../shared, or set FACTCHECK_SHARED_DATA)"
         )

@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,8 @@ EXAMPLE = ROOT / "examples" / "factcheck-example-plugin"
 def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """pip-install the example into a private folder; the environment that puts it on the path."""
     target = tmp_path_factory.mktemp("site")
+    source = tmp_path_factory.mktemp("src") / EXAMPLE.name
+    shutil.copytree(EXAMPLE, source)  # building writes build/ and *.egg-info next to the sources
     subprocess.run(
         [
             sys.executable,
@@ -27,7 +30,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
             "--no-build-isolation",
             "--target",
             str(target),
-            str(EXAMPLE),
+            str(source),
         ],
         check=True,
         capture_output=True,

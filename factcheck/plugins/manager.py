@@ -173,7 +173,7 @@ def _load_entry_points(pm: pluggy.PluginManager) -> None:
         _distributions[ep.name] = (dist_name, version)
         try:
             plugin = ep.load()
-        except Exception as exc:  # a broken plugin must never break factcheck
+        except (Exception, SystemExit) as exc:  # a broken plugin must never break factcheck
             problem = f"{label} failed to import and was skipped: {type(exc).__name__}: {exc}"
         else:
             refused = _register_checked(pm, plugin, ep.name, label)
