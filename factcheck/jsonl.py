@@ -17,7 +17,6 @@ from factcheck.errors import InputError
 
 def iter_records(handle: IO[str], name: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for each non-blank line; InputError on bad JSON, a non-object or non-UTF-8 bytes."""
-    number = 0
     try:
         for number, line in enumerate(handle, 1):
             if not line.strip():
@@ -30,7 +29,7 @@ def iter_records(handle: IO[str], name: str) -> Iterator[tuple[int, dict[str, An
                 raise InputError(f"{name}:{number}: each line must be a JSON object")
             yield number, record
     except UnicodeDecodeError:
-        raise InputError(f"{name}:{number + 1}: not UTF-8 text") from None
+        raise InputError(f"{name}: not UTF-8 text") from None  # decoded in blocks: no reliable line number
     except (OSError, EOFError) as exc:  # a truncated or corrupt .gz
         raise InputError(f"{name}: cannot read: {exc}") from None
 

@@ -156,3 +156,98 @@ def test_console_script_runs_offline() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert len(json.loads(result.stdout)["claims"]) == 2
+
+
+def test_check_labels_the_sample_deterministically() -> None:
+    code, output = run(
+        "check",
+        "Statins lower LDL cholesterol. Obesity does not increase the risk of type 2 diabetes.",
+        "--format",
+        "json",
+    )
+    assert code == 0, output
+    data = json.loads(output)
+    assert [c["label"] for c in data["claims"]] == ["TRUE", "FALSE"]
+    assert data["label"] == "PARTLY TRUE"
+
+
+def write_lines(path: Path, lines: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+RECORDED = {
+    "id": "a",
+    "text": "t",
+    "claims": [
+        {
+            "id": "c1",
+            "text": "t",
+            "gold": "TRUE",
+            "judgments": [{"agent": "x", "factuality": True, "confidence": 1.0, "note": "kept"}],
+        }
+    ],
+}
+
+
+def test_score_may_overwrite_its_input_and_keeps_nested_fields(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "in.jsonl", [RECORDED] * 50)
+    code, output = run("score", str(path), "--out", str(path))
+    assert code == 0, output
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(lines) == 50
+    claim = lines[0]["claims"][0]
+    assert claim["gold"] == "TRUE" and claim["judgments"][0]["note"] == "kept"
+    assert claim["score"] == pytest.approx(1.0) and lines[0]["scorer"] == "mafc"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary file left
+
+
+def test_score_reads_gzip_and_rejects_non_utf8(tmp_path: Path) -> None:
+    import gzip
+
+    path = tmp_path / "in.jsonl.gz"
+    with gzip.open(path, "wt") as handle:
+        handle.write(json.dumps(RECORDED) + "\n")
+    code, output = run("score", str(path))
+    assert code == 0 and json.loads(output)["score"] == pytest.approx(1.0)
+    bad = tmp_path / "latin1.jsonl"
+    bad.write_bytes(json.dumps(RECORDED).encode() + b"\n\xff\xfe\n")
+    code, output = run("score", str(bad))
+    assert code == 1 and "latin1.jsonl: not UTF-8 text" in output
+
+
+def test_a_failed_score_leaves_no_partial_output(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "in.jsonl", [RECORDED, {"text": "no claims"}])
+    out = tmp_path / "out.jsonl"
+    code, output = run("score", str(path), "--out", str(out))
+    assert code == 1 and "in.jsonl:2: a checked text needs a 'claims' list" in output
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda p: p.mkdir(), "has no text to search"),
+        (lambda p: p.write_text('{"id": 1}\n'), "a corpus record needs a string field 'text'"),
+        (lambda p: p.write_text("not json\n"), "not valid JSON"),
+    ],
+)
+def test_a_bad_corpus_is_one_error_line_not_silent_abstentions(tmp_path: Path, make, message: str) -> None:  # type: ignore[no-untyped-def]
+    corpus = tmp_path / "corpus.jsonl"
+    make(corpus)
+    code, output = run("check", "The Eiffel Tower is in Paris.", "--corpus", str(corpus))
+    assert code == 1 and output.startswith("Error: ") and message in output
+    assert len(output.strip().splitlines()) == 1
+
+
+def test_a_single_text_file_is_a_corpus(tmp_path: Path) -> None:
+    corpus = tmp_path / "tower.txt"
+    corpus.write_text("The Eiffel Tower in Paris was completed in 1889.\n")
+    code, output = run("check", "The Eiffel Tower was completed in 1889.", "--corpus", str(corpus), "--format", "json")
+    assert code == 0, output
+    assert json.loads(output)["claims"][0]["judgments"][0]["evidence"][0]["title"] == "tower"
+
+
+def test_non_utf8_stdin_is_a_clear_error() -> None:
+    result = CliRunner().invoke(cli, ["check", "-"], input=b"caf\xe9 is open.")
+    assert result.exit_code == 1 and "standard input is not UTF-8 text" in result.output

@@ -105,3 +105,55 @@ def test_option_pairs() -> None:
     }
     with pytest.raises(ConfigError, match="key=value"):
         parse_option_pairs(["bounds"])
+
+
+def test_profiles_switch_cleanly(tmp_path: Path) -> None:
+    path = tmp_path / "factcheck.toml"
+    path.write_text('profile = "paper"\n')
+    assert [a.name for a in load_settings(path, env={}).resolved_agents()] == ["web", "wikipedia", "selfcheck"]
+    assert [a.name for a in load_settings(path, env={}, profile="offline").resolved_agents()] == ["corpus"]
+    assert [a.name for a in load_settings(env={"FACTCHECK_PROFILE": "paper"}).resolved_agents()] == [
+        "web",
+        "wikipedia",
+        "selfcheck",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"FACTCHECK_MAX_CONCURRENCY": "0"}, "max_concurrency must be a whole number of at least 1"),
+        ({"FACTCHECK_MAX_CONCURRENCY": "many"}, "bad FACTCHECK_"),
+        ({"FACTCHECK_AGENT_TIMEOUT_S": "0"}, "agent_timeout_s must be a positive number"),
+        ({"FACTCHECK_PROFILE": "nope"}, "unknown profile"),
+    ],
+)
+def test_bad_environment_values_are_rejected(env: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_settings(env=env)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[pipeline]\nmax_concurrency = "x"', "max_concurrency must be a whole number"),
+        ("[pipeline]\nmax_concurency = 3", "unknown \\[pipeline\\] setting max_concurency"),
+        ('scoring = "mafc"', "\\[scoring\\] must be a table"),
+        ("[agents]\ncorpus = 3", "\\[agents.corpus\\] must be a table"),
+    ],
+)
+def test_wrongly_typed_config_is_a_config_error(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "factcheck.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        load_settings(path, env={})
+
+
+def test_non_string_options_are_type_checked() -> None:
+    with pytest.raises(ConfigError, match=r"option top_k: expected int, got 2\.5"):
+        CorpusSource().configure(top_k=2.5)
+    assert CorpusSource().configure(top_k=4.0).top_k == 4
+    with pytest.raises(ConfigError, match="thresholds must be a number in"):
+        ThresholdRule().configure(thresholds="nan")
+    with pytest.raises(ConfigError, match="thresholds must be a number in"):
+        ThresholdRule().configure(thresholds="5,9")

@@ -158,3 +158,73 @@ def test_components_report_llm_and_cache_usage_into_the_current_check() -> None:
     assert usage.cost_usd == pytest.approx(0.002)
     assert usage.cache_hits == {"llm": 2}
     record_llm(1, 1)  # outside a check: ignored, not an error
+
+
+@dataclass(frozen=True)
+class Returns(ScriptedVerifier):
+    """A verifier that returns whatever it is given, however wrong."""
+
+    value: object = None
+
+    async def judge(self, claim: Claim, evidence: Sequence[Evidence]) -> Assessment:
+        return self.value  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize(
+    ("agent", "error"),
+    [
+        (
+            Agent("a", StaticSource(), Returns(name="nothing")),
+            "judge failed in nothing: TypeError: judge() must return",
+        ),
+        (
+            Agent("a", StaticSource(), Returns(name="words", value=("yes", 0.7))),
+            "judge failed in words: TypeError: judge() must return an Assessment, got tuple",
+        ),
+    ],
+)
+def test_a_verifier_returning_garbage_abstains(agent: Agent, error: str) -> None:
+    (judgment,) = checker(agent).check("A claim.").claims[0].judgments
+    assert judgment.factuality is None and judgment.error is not None and judgment.error.startswith(error)
+
+
+def test_an_assessment_must_have_a_boolean_factuality() -> None:
+    with pytest.raises(ValueError, match="factuality must be True, False or None"):
+        Assessment("no", 0.7)  # type: ignore[arg-type]
+
+
+def test_a_source_returning_non_evidence_abstains() -> None:
+    @dataclass(frozen=True)
+    class Strings(StaticSource):
+        async def retrieve(self, claim: Claim) -> list[Evidence]:
+            return ["just a string"]  # type: ignore[list-item]
+
+    (judgment,) = checker(Agent("a", Strings(), ScriptedVerifier())).check("A claim.").claims[0].judgments
+    assert judgment.error == "retrieve failed in static: TypeError: retrieve() must return a list of Evidence"
+
+
+def test_prepare_runs_once_per_check_and_its_failures_are_handled() -> None:
+    calls: list[str] = []
+
+    @dataclass(frozen=True)
+    class Preparing(StaticSource):
+        problem: str = ""
+
+        async def prepare(self) -> None:
+            calls.append(self.name)
+            if self.problem == "config":
+                raise ConfigError("corpus: no such file or folder: /nope")
+            if self.problem == "network":
+                raise ConnectionError("connection refused")
+
+    ok = Agent("ok", Preparing(name="ok"), ScriptedVerifier())
+    down = Agent("down", Preparing(name="down", problem="network"), ScriptedVerifier())
+    verdict = checker(ok, down).check("One.\nTwo.\nThree.")
+    assert sorted(calls) == ["down", "ok"]  # once per source, not per claim
+    for claim in verdict.claims:
+        good, bad = claim.judgments
+        assert good.factuality is True
+        assert bad.error == "prepare failed in down: ConnectionError: connection refused"
+    assert verdict.usage.errors == {"source:down": 1}
+    with pytest.raises(ConfigError, match="no such file"):
+        checker(Agent("bad", Preparing(name="bad", problem="config"), ScriptedVerifier())).check("One.")

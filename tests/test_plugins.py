@@ -226,3 +226,17 @@ def test_every_hook_has_a_test_and_documentation() -> None:
     for hook in HOOKS:
         assert f"def test_hook_{hook}(" in tests, f"no test for {hook}"
         assert re.search(rf"^### `{hook}", docs, re.MULTILINE), f"{hook} is not documented in docs/plugins.md"
+
+
+def test_a_plugin_that_exits_on_import_is_skipped(site: Path) -> None:
+    make_distribution(site, "factcheck-exits", "exits", "fc_exits", "import sys\nsys.exit(3)\n")
+    with pytest.warns(PluginWarning, match=r"factcheck-exits.*SystemExit"):
+        reload()
+    assert "corpus" in factcheck.get_sources()
+
+
+def test_registered_blocks_nest() -> None:
+    with registered(StaticSource(name="outer")):
+        with registered(StaticSource(name="inner")):
+            assert {"outer", "inner"} <= set(factcheck.get_sources())
+        assert "inner" not in factcheck.get_sources() and "outer" in factcheck.get_sources()

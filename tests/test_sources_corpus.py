@@ -130,3 +130,35 @@ def test_index_build_and_cache_hits_show_in_usage(tmp_path: Path) -> None:
     corpus_module._indexes.clear()
     second = Checker(agents=agents).check("Coffee contains caffeine.")
     assert second.usage.cache_hits == {"corpus-index": 1} and "corpus-index:build" not in second.usage.calls
+
+
+def test_a_damaged_cache_entry_is_rebuilt(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "c.jsonl", [*DOCS, {"id": "d9", "text": f"Damaged cache test {tmp_path}."}])
+    first = retrieve(CorpusSource(path=str(path)), "caffeine")
+    corpus_module._indexes.clear()
+    (folder,) = [p for p in (corpus_module.cache_dir() / "corpus-index").iterdir() if p.name == fingerprint(path, 120)]
+    (folder / "passages.jsonl.gz").write_bytes(b"\x1f\x8b truncated")
+    second = retrieve(CorpusSource(path=str(path)), "caffeine")
+    assert [e.text for e in second] == [e.text for e in first]
+    corpus_module._indexes.clear()
+    assert [e.text for e in retrieve(CorpusSource(path=str(path)), "caffeine")] == [e.text for e in first]
+
+
+def test_an_unwritable_cache_warns_and_still_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    monkeypatch.setenv("FACTCHECK_CACHE_DIR", str(blocker))
+    path = write_jsonl(tmp_path / "c.jsonl", [*DOCS, {"id": "d8", "text": f"Unwritable cache test {tmp_path}."}])
+    with pytest.warns(RuntimeWarning, match="cannot cache the corpus index"):
+        evidence = retrieve(CorpusSource(path=str(path)), "caffeine")
+    assert evidence[0].title == "Coffee"
+    assert retrieve(CorpusSource(path=str(path)), "caffeine")[0].title == "Coffee"  # kept in memory: no new warning
+
+
+def test_fingerprint_is_not_recomputed_while_the_corpus_is_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_jsonl(tmp_path / "c.jsonl", DOCS)
+    retrieve(CorpusSource(path=str(path)), "caffeine")
+    monkeypatch.setattr(corpus_module, "fingerprint", lambda *a: (_ for _ in ()).throw(AssertionError("rehashed")))
+    retrieve(CorpusSource(path=str(path)), "caffeine")
