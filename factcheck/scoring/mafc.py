@@ -4,10 +4,10 @@
 Per claim, with ``w_i`` the signed scores of the agents that did not abstain,
 ``n+`` / ``n-`` the numbers judging true / false and ``n = n+ + n-``::
 
-    S+ = log2(n+ + 1) * mean(w_i | true)       (0 if n+ = 0)
-    S- = log2(n- + 1) * mean(w_i | false)      (0 if n- = 0; negative)
-    V  = S+ + S-
-    s  = (V + U) / (2 U)
+    S+ = log2(n+ + 1) * mean(w_i | true)       (0 if n+ = 0)       paper Eq. 1
+    S- = log2(n- + 1) * mean(w_i | false)      (0 if n- = 0)       paper Eq. 2
+    V  = S+ + S-                                                   (Eq. 3 constrains S+, S-)
+    s  = (V + U) / (2 U)                       the normalisation, recovered from the authors' code
 
 The log damps agreement: a second agreeing agent adds less than the first.
 ``U`` bounds ``|V|``: ``natural`` is ``log2(n + 1)``, the largest ``|V|`` can
@@ -32,7 +32,7 @@ Bounds = Literal["natural", "reference"]
 
 
 def damped_side(signed: Sequence[float]) -> float:
-    """S+ or S-: ``log2(k + 1) * mean(w)`` over one side's ``k`` signed scores; 0 for no votes."""
+    """S+ (Eq. 1) or S- (Eq. 2): ``log2(k + 1) * mean(w)`` over one side's ``k`` signed scores; 0 for no votes."""
     if not signed:
         return 0.0
     return math.log2(len(signed) + 1) * fmean(signed)
@@ -45,7 +45,7 @@ def mafc_bound(n: int, bounds: Bounds = "natural") -> float:
 
 
 def mafc_score(signed: Sequence[float], bounds: Bounds = "natural") -> float:
-    """The MAFC claim score ``(V + U) / (2U)`` of signed scores; ``-0.0`` is a false vote."""
+    """The MAFC claim score ``(V + U) / (2U)`` with ``V = S+ + S-``; ``-0.0`` is a false vote."""
     if not signed:
         raise ValueError("mafc_score needs at least one signed score")
     true_side = [w for w in signed if math.copysign(1.0, w) > 0]
