@@ -119,35 +119,38 @@ class Checker:
             for spec in settings.resolved_agents()
         )
 
-    def check(self, text: str) -> TextVerdict:
+    def check(self, text: str, claims: Sequence[Claim] | None = None) -> TextVerdict:
         """Check ``text`` (synchronous; safe to call from inside a running event loop)."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.acheck(text))
+            return asyncio.run(self.acheck(text, claims))
         # Called from async code (a notebook): run on a private loop in a worker thread.
         with ThreadPoolExecutor(max_workers=1) as pool:
-            return pool.submit(asyncio.run, self.acheck(text)).result()
+            return pool.submit(asyncio.run, self.acheck(text, claims)).result()
 
-    async def acheck(self, text: str) -> TextVerdict:
-        """Check ``text``."""
+    async def acheck(self, text: str, claims: Sequence[Claim] | None = None) -> TextVerdict:
+        """Check ``text``. With ``claims`` (a dataset's own segmentation), extraction is skipped."""
         if not isinstance(text, str) or not text.strip():
             raise InputError("empty text: there is nothing to check")
         recorder = UsageRecorder()
         token = current_usage.set(recorder)
         try:
-            verdict = await self._check(text, recorder)
+            verdict = await self._check(text, claims, recorder)
         finally:
             current_usage.reset(token)
         return replace(verdict, usage=recorder.freeze())
 
-    async def _check(self, text: str, recorder: UsageRecorder) -> TextVerdict:
+    async def _check(self, text: str, given: Sequence[Claim] | None, recorder: UsageRecorder) -> TextVerdict:
         with recorder.timed("total"):
             with recorder.timed("prepare"):
                 broken = await self._prepare_sources(recorder)
-            with recorder.timed("extract"):
-                claims = await asyncio.to_thread(self.extractor.extract, text)
-            recorder.count(recorder.calls, f"extractor:{self.extractor.name}")
+            if given is not None:
+                claims = list(given)
+            else:
+                with recorder.timed("extract"):
+                    claims = await asyncio.to_thread(self.extractor.extract, text)
+                recorder.count(recorder.calls, f"extractor:{self.extractor.name}")
             limit = asyncio.Semaphore(self.settings.max_concurrency)
             judged = await asyncio.gather(*(self._judge_claim(claim, limit, recorder, broken) for claim in claims))
             with recorder.timed("score"):

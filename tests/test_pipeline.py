@@ -228,3 +228,16 @@ def test_prepare_runs_once_per_check_and_its_failures_are_handled() -> None:
     assert verdict.usage.errors == {"source:down": 1}
     with pytest.raises(ConfigError, match="no such file"):
         checker(Agent("bad", Preparing(name="bad", problem="config"), ScriptedVerifier())).check("One.")
+
+
+def test_given_claims_skip_extraction_and_given_source_serves_their_evidence() -> None:
+    from factcheck.sources.given import GivenSource
+
+    passages = {"Water boils at 100 C.": (Evidence("gold", "At sea level water boils at 100 C.", "Boiling"),)}
+    c = checker(Agent("gold", GivenSource(evidence=passages), ScriptedVerifier()))
+    claims = [Claim("c1", "Water boils at 100 C.", (0, 21)), Claim("c2", "Unknown claim.", None)]
+    verdict = c.check("Water boils at 100 C. Unknown claim.", claims=claims)
+    assert "extractor:lines" not in verdict.usage.calls
+    known, unknown = verdict.claims
+    assert known.judgments[0].evidence[0].title == "Boiling" and known.label is Label.TRUE
+    assert unknown.judgments[0].factuality is None  # no evidence given: the verifier abstains

@@ -43,6 +43,7 @@ ENTRY_POINT_GROUP = "factcheck"
 BUILTIN_PLUGINS = (
     "factcheck.extractors.sentence",
     "factcheck.sources.corpus",
+    "factcheck.sources.given",
     "factcheck.verifiers.lexical",
     "factcheck.scoring.builtins",
     "factcheck.cli",
