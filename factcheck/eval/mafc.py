@@ -64,15 +64,15 @@ def scifact_binary(data_dir: Path) -> list[dict[str, Any]]:
         text = item["claim"]
         claim = Claim(id="c1", text=text, span=(0, len(text)))
         verdict = TextVerdict(text=text, claims=(ClaimVerdict(claim, _judgments(row)),))
-        records.append(
-            _record(
-                verdict,
-                id=f"scifact-dev-{item['scifact_dev_id']}",
-                scifact_dev_id=item["scifact_dev_id"],
-                gold=str(_GOLD_BINARY[item["label"]]),
-                authors_score=float(row["Normalized Confidence"]),
-            )
+        data = _record(
+            verdict,
+            id=f"scifact-dev-{item['scifact_dev_id']}",
+            scifact_dev_id=item["scifact_dev_id"],
+            gold=str(_GOLD_BINARY[item["label"]]),
+            authors_score=float(row["Normalized Confidence"]),
         )
+        data["claims"][0]["gold"] = data["gold"]  # claim-level gold, for calibration
+        records.append(data)
     return records
 
 
@@ -92,9 +92,10 @@ def scifact_mixed(data_dir: Path) -> list[dict[str, Any]]:
             judgments = tuple(Judgment.from_dict(j) for j in source["judgments"])
             verdicts.append(ClaimVerdict(Claim(f"c{number}", claim_text, span), judgments))
         verdict = TextVerdict(text=text, claims=tuple(verdicts))
-        records.append(
-            _record(verdict, id=f"scifact-mixed-{item['row']}", gold=str(Label.parse(item["label_from_components"])))
-        )
+        data = _record(verdict, id=f"scifact-mixed-{item['row']}", gold=str(Label.parse(item["label_from_components"])))
+        for claim, component in zip(data["claims"], item["components"], strict=True):
+            claim["gold"] = "TRUE" if component["scifact_label"] == "SUPPORT" else "FALSE"
+        records.append(data)
     return records
 
 

@@ -88,9 +88,7 @@ def reliability(scores: Sequence[float], outcomes: Sequence[bool], bins: int = 1
     members: list[list[int]] = [[] for _ in range(bins)]
     for i, score in enumerate(scores):
         members[min(bins - 1, max(0, int(score * bins)))].append(i)  # a score of 1.0 joins the top bin
-    return [
-        (sum(scores[i] for i in m) / len(m), sum(outcomes[i] for i in m) / len(m), len(m)) for m in members if m
-    ]
+    return [(sum(scores[i] for i in m) / len(m), sum(outcomes[i] for i in m) / len(m), len(m)) for m in members if m]
 
 
 def expected_calibration_error(scores: Sequence[float], outcomes: Sequence[bool], bins: int = 10) -> float:

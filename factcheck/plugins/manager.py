@@ -47,6 +47,7 @@ BUILTIN_PLUGINS = (
     "factcheck.verifiers.lexical",
     "factcheck.scoring.builtins",
     "factcheck.cli",
+    "factcheck.eval.cli",
 )
 
 # kind -> (hook name, accepted types)

@@ -1,0 +1,240 @@
+"""``factcheck eval`` and ``factcheck import-mafc``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from factcheck.errors import ConfigError, InputError
+from factcheck.options import parse_option_pairs
+from factcheck.plugins.hookspecs import hookimpl
+
+DEFAULT_DATA = Path("..") / "shared" / "data"
+DEFAULT_SCORERS = "mafc,mafc:bounds=reference,average,average:remap=false,normsum,majority"
+
+
+def _settings_file(out: Path, settings: dict[str, Any]) -> None:
+    """Refuse to resume a run recorded with other settings: its judgments would be mixed with new ones."""
+    path = out / "run.json"
+    if path.exists():
+        recorded = json.loads(path.read_text(encoding="utf-8"))
+        if recorded != settings:
+            raise ConfigError(
+                f"{out / 'judgments.jsonl'} was recorded with other settings ({recorded}); "
+                "use another --out or delete the folder"
+            )
+    else:
+        path.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+
+
+@click.command(name="eval")
+@click.argument("dataset")
+@click.option("--data-dir", type=click.Path(path_type=Path), default=DEFAULT_DATA, show_default=True)
+@click.option(
+    "--dataset-option",
+    "dataset_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Reader option, e.g. seed=3 or size=150 (scifact-mixed-random), split=test (liar).",
+)
+@click.option("--profile", help="Agent profile for checking (default: settings, else offline).")
+@click.option("--config", type=click.Path(path_type=Path), help="Settings file (default: ./factcheck.toml).")
+@click.option("--corpus", type=click.Path(path_type=Path), help="Corpus for the corpus agent.")
+@click.option(
+    "--mode",
+    type=click.Choice(["retrieve", "given"]),
+    default="retrieve",
+    show_default=True,
+    help="retrieve: agents search for evidence; given: verifiers judge each claim's gold evidence.",
+)
+@click.option("--extract", is_flag=True, help="Split texts with the claim extractor instead of the dataset's claims.")
+@click.option(
+    "--scorers",
+    default=DEFAULT_SCORERS,
+    show_default=True,
+    help="Comma list; a scorer may carry options: average:remap=false.",
+)
+@click.option("--labels", "label_rules", default="threshold", show_default=True, help="Comma list of label rules.")
+@click.option(
+    "--option",
+    "-o",
+    "options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Option for every scorer / label rule that has it (repeatable).",
+)
+@click.option(
+    "--judgments",
+    type=click.Path(exists=True, path_type=Path),
+    help="Score these recorded checks (project JSON lines) instead of checking.",
+)
+@click.option("--out", type=click.Path(path_type=Path), help="Output folder (default: factcheck-eval/DATASET).")
+@click.option("--limit", type=int, help="Check only the first N texts.")
+@click.option("--concurrency", type=int, default=4, show_default=True, help="Texts checked at once.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap resampling.")
+def eval_command(
+    dataset: str,
+    data_dir: Path,
+    dataset_options: tuple[str, ...],
+    profile: str | None,
+    config: Path | None,
+    corpus: Path | None,
+    mode: str,
+    extract: bool,
+    scorers: str,
+    label_rules: str,
+    options: tuple[str, ...],
+    judgments: Path | None,
+    out: Path | None,
+    limit: int | None,
+    concurrency: int,
+    seed: int,
+) -> None:
+    """Evaluate on DATASET: check its texts once into judgments.jsonl, then score them with
+    every scorer x label rule and write report.md, report.json and plots."""
+    from factcheck.eval.datasets import READERS, load_dataset
+    from factcheck.eval.report import write_plots, write_report
+    from factcheck.eval.runner import JUDGMENTS, attach_gold, parse_specs, score_rows
+
+    if dataset not in READERS:
+        raise ConfigError(f"unknown dataset {dataset!r} (available: {', '.join(sorted(READERS))})")
+    if not data_dir.is_dir():
+        raise InputError(f"data folder not found: {data_dir} (use --data-dir)")
+    reader_options: dict[str, Any] = {}
+    for key, value in parse_option_pairs(dataset_options).items():
+        reader_options[key] = int(value) if value.lstrip("-").isdigit() else value
+    data = load_dataset(dataset, data_dir, **reader_options)
+    items = data.items[:limit] if limit else data.items
+    specs, rules = parse_specs(scorers), [r.strip() for r in label_rules.split(",") if r.strip()]
+    out = out or Path("factcheck-eval") / dataset
+    out.mkdir(parents=True, exist_ok=True)
+    err = Console(stderr=True)
+
+    if judgments is not None:
+        from factcheck.jsonl import read_records
+
+        records = attach_gold((r for _, r in read_records(judgments)), data)
+        source = str(judgments)
+    else:
+        records = _check(data, items, out, profile, config, corpus, mode, extract, concurrency, err)
+        source = str(out / JUDGMENTS)
+    if not records:
+        raise InputError("no texts to score")
+
+    rows, claim_scores = score_rows(records, data.labels, specs, rules, parse_option_pairs(options), seed=seed)
+    from factcheck.eval.runner import cost_per_claim
+
+    cost = cost_per_claim(records)
+    summary: dict[str, Any] = {
+        "dataset": dataset,
+        "description": data.description,
+        "texts": len(records),
+        "mode": "recorded judgments" if judgments else mode,
+        "judgments": source,
+        "classes": [str(c) for c in data.labels],
+        "cost_per_claim": cost,
+        "command": "factcheck " + shlex.join(sys.argv[1:])
+        if sys.argv[1:2] == ["eval"]
+        else f"factcheck eval {dataset}",
+    }
+    written = write_report(out, summary, rows) + write_plots(out, rows, claim_scores)
+    _print_table(dataset, rows, len(records), cost)
+    err.print(f"wrote {', '.join(str(p) for p in written)}")
+
+
+def _check(
+    data: Any,
+    items: Any,
+    out: Path,
+    profile: str | None,
+    config: Path | None,
+    corpus: Path | None,
+    mode: str,
+    extract: bool,
+    concurrency: int,
+    err: Console,
+) -> list[dict[str, Any]]:
+    from factcheck.eval.runner import JUDGMENTS, attach_gold, check_items, given_evidence_checker, read_done
+    from factcheck.jsonl import read_records
+    from factcheck.pipeline import Checker
+
+    checker = Checker(config=config, profile=profile, corpus=corpus)
+    if mode == "given":
+        checker = given_evidence_checker(data, checker)
+    _settings_file(
+        out,
+        {
+            "dataset": data.name,
+            "mode": mode,
+            "extract": extract,
+            "agents": [f"{a.name}={a.source.name}+{a.verifier.name}" for a in checker.agents],
+        },
+    )
+    path = out / JUDGMENTS
+    done = read_done(path)
+    todo = [item for item in items if item.id not in done]
+    if todo:
+        columns = (TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+        with Progress(*columns, console=err, transient=True) as progress:
+            task = progress.add_task("check", total=len(todo))
+            asyncio.run(
+                check_items(
+                    todo,
+                    checker,
+                    path,
+                    extract=extract,
+                    concurrency=concurrency,
+                    on_done=lambda: progress.advance(task),
+                )
+            )
+    wanted = {item.id for item in items}
+    return attach_gold((r for _, r in read_records(path) if str(r.get("id")) in wanted), data)
+
+
+def _print_table(dataset: str, rows: Any, texts: int, cost: dict[str, float]) -> None:
+    table = Table(title=f"{dataset}: {texts} texts")
+    for column in ("scorer", "labels", "accuracy [95% CI]", "macro-F1", "abstain", "ECE"):
+        table.add_column(column, no_wrap=True)
+    for row in rows:
+        m = row.metrics
+        table.add_row(
+            row.scorer,
+            row.labels,
+            f"{m['accuracy']:.3f} [{m['accuracy_ci'][0]:.3f}, {m['accuracy_ci'][1]:.3f}]",
+            f"{m['macro_f1']:.3f}",
+            f"{m['abstention']:.1%}",
+            "" if m["ece"] is None else f"{m['ece']:.3f}",
+        )
+    console = Console(width=None if sys.stdout.isatty() else 120)  # piped: do not squeeze the table to 80
+    console.print(table)
+    console.print(
+        f"per claim: {cost['llm_calls']:.2f} LLM calls, {cost['tokens']:.0f} tokens, "
+        f"{cost['search_calls']:.2f} search calls, {cost['source_calls']:.2f} source calls, {cost['seconds']:.3f} s"
+    )
+
+
+@click.command(name="import-mafc")
+@click.argument("out_dir", type=click.Path(path_type=Path))
+@click.option("--data-dir", type=click.Path(path_type=Path), default=DEFAULT_DATA, show_default=True)
+def import_mafc(out_dir: Path, data_dir: Path) -> None:
+    """Write the MAFC authors' saved gpt-4o judgments as project JSON lines
+    (OUT_DIR/scifact-binary.jsonl, OUT_DIR/scifact-mixed.jsonl) for --judgments."""
+    from factcheck.eval import mafc
+
+    mafc.main([str(data_dir), str(out_dir)])
+
+
+@hookimpl
+def register_commands(register: Callable[[Any], None]) -> None:
+    register(eval_command)
+    register(import_mafc)

@@ -1,0 +1,263 @@
+"""Record once, score many: check a dataset into ``judgments.jsonl``, then score that
+one file with every requested scorer and label rule.
+
+A killed run resumes: texts whose id is already in ``judgments.jsonl`` are not
+checked again (a half-written last line is dropped).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from factcheck.errors import ConfigError, InputError
+from factcheck.eval.datasets import Dataset, EvalItem
+from factcheck.eval.metrics import (
+    accuracy,
+    bootstrap_ci,
+    confusion_matrix,
+    expected_calibration_error,
+    macro_f1,
+    per_class,
+)
+from factcheck.jsonl import read_records
+from factcheck.pipeline import Agent, Checker, resolve_scoring
+from factcheck.scoring import rescore
+from factcheck.sources.given import GivenSource
+from factcheck.types import Claim, Label, TextVerdict
+
+JUDGMENTS = "judgments.jsonl"
+
+
+@dataclass(frozen=True)
+class ScorerSpec:
+    """A scorer with its own options, written ``name`` or ``name:key=value:key=value``."""
+
+    name: str
+    options: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, text: str) -> ScorerSpec:
+        name, *pairs = text.strip().split(":")
+        options = {}
+        for pair in pairs:
+            key, sep, value = pair.partition("=")
+            if not sep:
+                raise ConfigError(f"scorer {text!r}: options look like name:key=value")
+            options[key.strip()] = value.strip()
+        return cls(name.strip(), options)
+
+    def __str__(self) -> str:
+        return ":".join([self.name, *(f"{k}={v}" for k, v in self.options.items())])
+
+
+def parse_specs(text: str) -> list[ScorerSpec]:
+    """``"mafc,average:remap=false"`` -> specs."""
+    return [ScorerSpec.parse(part) for part in text.split(",") if part.strip()]
+
+
+# ---- checking -------------------------------------------------------------------------------
+
+
+def item_claims(item: EvalItem) -> list[Claim]:
+    """The dataset's own claims, with their spans in the text where they occur verbatim."""
+    claims = []
+    for number, gold in enumerate(item.claims, 1):
+        start = item.text.find(gold.text)
+        span = (start, start + len(gold.text)) if start >= 0 else None
+        claims.append(Claim(f"c{number}", gold.text, span))
+    return claims
+
+
+def record(item: EvalItem, verdict: TextVerdict) -> dict[str, Any]:
+    """The project's JSON for a checked text, with the item's id, gold label and claim gold labels."""
+    data = {"id": item.id, "gold": str(item.gold), **verdict.to_dict()}
+    if len(item.claims) == len(verdict.claims):
+        for claim, gold in zip(data["claims"], item.claims, strict=True):
+            claim["gold"] = str(gold.label) if gold.label is not None else None
+    return data
+
+
+def given_evidence_checker(dataset: Dataset, checker: Checker) -> Checker:
+    """A checker whose agents judge each claim against its gold evidence (the verifiers alone)."""
+    if not dataset.has_evidence:
+        raise ConfigError(f"dataset {dataset.name} carries no gold evidence: use --mode retrieve")
+    evidence = {claim.text: claim.evidence for item in dataset.items for claim in item.claims}
+    source = GivenSource(evidence=evidence)
+    verifiers = {agent.verifier.name: agent.verifier for agent in checker.agents}
+    agents = [Agent(f"given+{name}", source, verifier) for name, verifier in verifiers.items()]
+    return Checker(checker.settings, agents=agents, extractor=checker.extractor)
+
+
+def read_done(path: Path) -> set[str]:
+    """Ids already checked in ``path``; a half-written last line (a killed run) is cut off."""
+    if not path.exists():
+        return set()
+    data = path.read_bytes()
+    keep = data.rfind(b"\n") + 1
+    if keep < len(data):
+        with path.open("r+b") as handle:
+            handle.truncate(keep)
+    return {str(r.get("id")) for _, r in read_records(path)}
+
+
+async def check_items(
+    items: Sequence[EvalItem],
+    checker: Checker,
+    out: Path,
+    *,
+    extract: bool = False,
+    concurrency: int = 4,
+    on_done: Callable[[], None] = lambda: None,
+) -> None:
+    """Check each item not yet in ``out`` and append its record, one line per text, as soon as it is done."""
+    limit = asyncio.Semaphore(concurrency)
+    with out.open("a", encoding="utf-8") as handle:
+
+        async def one(item: EvalItem) -> None:
+            async with limit:
+                verdict = await checker.acheck(item.text, None if extract else item_claims(item))
+            handle.write(json.dumps(record(item, verdict), ensure_ascii=False) + "\n")
+            handle.flush()
+            on_done()
+
+        await asyncio.gather(*(one(item) for item in items))
+
+
+# ---- scoring --------------------------------------------------------------------------------
+
+
+def attach_gold(records: Iterable[dict[str, Any]], dataset: Dataset | None) -> list[dict[str, Any]]:
+    """Give each record a ``gold`` label: its own, else the dataset's by id, else by exact text."""
+    by_id = {item.id: item for item in dataset.items} if dataset else {}
+    by_text = {item.text: item for item in dataset.items} if dataset else {}
+    out = []
+    for number, data in enumerate(records, 1):
+        if data.get("gold") is None:
+            item = by_id.get(str(data.get("id"))) or by_text.get(str(data.get("text")))
+            if item is None:
+                raise InputError(f"judgments line {number}: no 'gold' field and no dataset item with its id or text")
+            data = {**data, "gold": str(item.gold)}
+        out.append(data)
+    return out
+
+
+@dataclass(frozen=True)
+class Row:
+    """The metrics of one scorer x label rule on one dataset."""
+
+    scorer: str
+    labels: str
+    metrics: dict[str, Any]
+
+
+def _scoring_options(spec: ScorerSpec, options: Mapping[str, str], levels: int) -> dict[str, Any]:
+    merged: dict[str, Any] = dict(options)
+    if levels == 2 and "thresholds" not in merged:
+        merged["thresholds"] = "0.5"  # binary datasets: a text is TRUE above 0.5, as in the paper
+    merged.update(spec.options)
+    return merged
+
+
+ClaimScores = dict[str, tuple[list[float], list[bool]]]
+
+
+def score_rows(
+    records: Sequence[dict[str, Any]],
+    classes: Sequence[Label],
+    specs: Sequence[ScorerSpec],
+    rules: Sequence[str],
+    options: Mapping[str, str],
+    *,
+    seed: int = 0,
+) -> tuple[list[Row], ClaimScores]:
+    """Re-score the records with every scorer x label rule; the metrics of each, and each
+    scorer's claim scores with the claims' gold outcomes (for calibration plots)."""
+    verdicts = [TextVerdict.from_dict(r) for r in records]
+    gold = [Label.parse(r["gold"]) for r in records]
+    levels = 2 if Label.PARTLY_TRUE not in classes else 3
+    rows: list[Row] = []
+    claim_scores: ClaimScores = {}
+    for spec in specs:
+        for rule_name in rules:
+            scorer, rule = resolve_scoring_lenient(spec, rule_name, _scoring_options(spec, options, levels))
+            rescored = [rescore(v, scorer, rule) for v in verdicts]
+            metrics = text_metrics(gold, [v.label for v in rescored], classes, seed=seed)
+            scores, outcomes = claim_outcomes(records, rescored)
+            probabilities = bool(scores) and all(0.0 <= s <= 1.0 for s in scores)
+            metrics["ece"] = expected_calibration_error(scores, outcomes) if probabilities else None
+            if probabilities:
+                claim_scores[str(spec)] = (scores, outcomes)
+            rows.append(Row(str(spec), rule_name, metrics))
+    return rows, claim_scores
+
+
+def resolve_scoring_lenient(spec: ScorerSpec, rule: str, options: dict[str, Any]) -> tuple[Any, Any]:
+    """Like resolve_scoring, but global options that neither component has are ignored:
+    ``--option bounds=reference`` applies to mafc and is meaningless, not wrong, for majority."""
+    from factcheck.plugins.manager import get_registry
+
+    registry = get_registry()
+    scorer, label_rule = registry.get("scorers", spec.name), registry.get("label_rules", rule)
+    known = set(scorer.options()) | set(label_rule.options())
+    unknown = set(spec.options) - known
+    if unknown:
+        raise ConfigError(f"scorer {spec}: unknown option {', '.join(sorted(unknown))}")
+    return resolve_scoring(spec.name, rule, {k: v for k, v in options.items() if k in known})
+
+
+def text_metrics(
+    gold: Sequence[Label], predicted: Sequence[Label], classes: Sequence[Label], *, seed: int = 0
+) -> dict[str, Any]:
+    """Accuracy and F1 with bootstrap CIs, macro and weighted P/R/F1, per-class recall, confusion, abstention."""
+    scores = per_class(gold, predicted, classes)
+    n = len(gold)
+    columns, matrix = confusion_matrix(gold, predicted, classes)
+    return {
+        "n": n,
+        "accuracy": accuracy(gold, predicted),
+        "accuracy_ci": bootstrap_ci(gold, predicted, accuracy, seed=seed),
+        "macro_precision": sum(s.precision for s in scores.values()) / len(classes),
+        "macro_recall": sum(s.recall for s in scores.values()) / len(classes),
+        "macro_f1": macro_f1(gold, predicted, classes),
+        "macro_f1_ci": bootstrap_ci(gold, predicted, lambda g, p: macro_f1(g, p, classes), seed=seed),
+        "weighted_precision": sum(s.precision * s.support for s in scores.values()) / n,
+        "weighted_recall": sum(s.recall * s.support for s in scores.values()) / n,
+        "weighted_f1": sum(s.f1 * s.support for s in scores.values()) / n,
+        "recall": {str(c): s.recall for c, s in scores.items()},
+        "confusion": {"rows": [str(c) for c in classes], "columns": [str(c) for c in columns], "matrix": matrix},
+        "abstention": sum(p == Label.UNVERIFIED for p in predicted) / n,
+    }
+
+
+def claim_outcomes(
+    records: Sequence[dict[str, Any]], rescored: Sequence[TextVerdict]
+) -> tuple[list[float], list[bool]]:
+    """Scores of the claims that have a TRUE / FALSE gold label (``gold`` inside the claim) and those labels."""
+    scores, outcomes = [], []
+    for data, verdict in zip(records, rescored, strict=True):
+        for raw, claim in zip(data.get("claims", []), verdict.claims, strict=False):
+            gold = raw.get("gold") if isinstance(raw, dict) else None
+            if gold in ("TRUE", "FALSE") and claim.score is not None:
+                scores.append(claim.score)
+                outcomes.append(gold == "TRUE")
+    return scores, outcomes
+
+
+def cost_per_claim(records: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """Mean LLM calls, tokens, search calls, source calls and seconds per claim, from each record's usage."""
+    claims = sum(len(r.get("claims", [])) for r in records) or 1
+    usages = [TextVerdict.from_dict(r).usage for r in records]
+    return {
+        "claims": float(sum(len(r.get("claims", [])) for r in records)),
+        "llm_calls": sum(u.llm_calls for u in usages) / claims,
+        "tokens": sum(u.prompt_tokens + u.completion_tokens for u in usages) / claims,
+        "search_calls": sum(u.search_calls for u in usages) / claims,
+        "source_calls": sum(n for u in usages for k, n in u.calls.items() if k.startswith("source:")) / claims,
+        "cost_usd": sum(u.cost_usd for u in usages) / claims,
+        "seconds": sum(u.wall_s.get("total", 0.0) for u in usages) / claims,
+    }
