@@ -16,7 +16,7 @@ def score_file(path: Path, *args: str) -> list[dict]:
 
 
 def test_binary_texts_reproduce_the_authors_scores(shared_data: Path, tmp_path: Path) -> None:
-    mafc.main([str(shared_data), str(tmp_path)])
+    mafc.write_all(shared_data, tmp_path)
     lines = score_file(tmp_path / "scifact-binary.jsonl", "--option", "bounds=reference", "-o", "thresholds=0.5")
     assert len(lines) == 188
     assert max(abs(line["score"] - line["authors_score"]) for line in lines) < 1e-9
@@ -27,7 +27,7 @@ def test_binary_texts_reproduce_the_authors_scores(shared_data: Path, tmp_path: 
 
 
 def test_scifact_mixed_rescores_to_0_970(shared_data: Path, tmp_path: Path) -> None:
-    mafc.main([str(shared_data), str(tmp_path)])
+    mafc.write_all(shared_data, tmp_path)
     lines = score_file(tmp_path / "scifact-mixed.jsonl", "--option", "bounds=reference", "--labels", "threshold")
     assert len(lines) == 99
     assert all(len(line["claims"]) == 4 for line in lines)

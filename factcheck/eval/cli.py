@@ -78,6 +78,12 @@ def _settings_file(out: Path, settings: dict[str, Any]) -> None:
     type=click.Path(exists=True, path_type=Path),
     help="Score these recorded checks (project JSON lines) instead of checking.",
 )
+@click.option(
+    "--replay",
+    type=click.Path(exists=True, path_type=Path),
+    help="Build each text from claim judgments recorded in this file (matched by claim text), "
+    "e.g. the MAFC authors' for scifact-mixed-random.",
+)
 @click.option("--out", type=click.Path(path_type=Path), help="Output folder (default: factcheck-eval/DATASET).")
 @click.option("--limit", type=int, help="Check only the first N texts.")
 @click.option("--concurrency", type=int, default=4, show_default=True, help="Texts checked at once.")
@@ -95,6 +101,7 @@ def eval_command(
     label_rules: str,
     options: tuple[str, ...],
     judgments: Path | None,
+    replay: Path | None,
     out: Path | None,
     limit: int | None,
     concurrency: int,
@@ -120,11 +127,20 @@ def eval_command(
     out.mkdir(parents=True, exist_ok=True)
     err = Console(stderr=True)
 
-    if judgments is not None:
-        from factcheck.jsonl import read_records
+    from factcheck.jsonl import read_records
 
+    if judgments is not None and replay is not None:
+        raise ConfigError("give --judgments or --replay, not both")
+    if judgments is not None:
         records = attach_gold((r for _, r in read_records(judgments)), data)
         source = str(judgments)
+    elif replay is not None:
+        from factcheck.eval.runner import replay_records
+
+        records = replay_records(items, (r for _, r in read_records(replay)))
+        source = f"claims replayed from {replay}"
+        with (out / JUDGMENTS).open("w", encoding="utf-8") as handle:
+            handle.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
     else:
         records = _check(data, items, out, profile, config, corpus, mode, extract, concurrency, err)
         source = str(out / JUDGMENTS)
@@ -139,7 +155,7 @@ def eval_command(
         "dataset": dataset,
         "description": data.description,
         "texts": len(records),
-        "mode": "recorded judgments" if judgments else mode,
+        "mode": "recorded judgments" if judgments or replay else mode,
         "judgments": source,
         "classes": [str(c) for c in data.labels],
         "cost_per_claim": cost,
@@ -231,7 +247,8 @@ def import_mafc(out_dir: Path, data_dir: Path) -> None:
     (OUT_DIR/scifact-binary.jsonl, OUT_DIR/scifact-mixed.jsonl) for --judgments."""
     from factcheck.eval import mafc
 
-    mafc.main([str(data_dir), str(out_dir)])
+    for path, count in mafc.write_all(data_dir, out_dir):
+        click.echo(f"wrote {count} texts to {path}")
 
 
 @hookimpl

@@ -8,7 +8,7 @@ SciFact-Mixed texts (``ito_mafc/scifact_mixed.jsonl``) are made of four of
 those claims each, so the same judgments score them. Re-scoring these lines
 replays the paper's SciFact rows without calling an LLM::
 
-    python -m factcheck.eval.mafc ../shared/data out/
+    factcheck import-mafc out/
     factcheck score out/scifact-binary.jsonl -o bounds=reference -o thresholds=0.5
     factcheck score out/scifact-mixed.jsonl -o bounds=reference
 
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import csv
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -99,20 +98,14 @@ def scifact_mixed(data_dir: Path) -> list[dict[str, Any]]:
     return records
 
 
-def main(argv: list[str] | None = None) -> None:
-    """``python -m factcheck.eval.mafc DATA_DIR OUT_DIR``: write scifact-binary.jsonl and scifact-mixed.jsonl."""
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 2:
-        sys.exit("usage: python -m factcheck.eval.mafc DATA_DIR OUT_DIR")
-    data_dir, out_dir = Path(args[0]), Path(args[1])
+def write_all(data_dir: Path, out_dir: Path) -> list[tuple[Path, int]]:
+    """Write ``scifact-binary.jsonl`` and ``scifact-mixed.jsonl`` to ``out_dir``; the files and their line counts."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
     for name, records in (("scifact-binary", scifact_binary(data_dir)), ("scifact-mixed", scifact_mixed(data_dir))):
         path = out_dir / f"{name}.jsonl"
         with path.open("w", encoding="utf-8") as handle:
             for record in records:
                 handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-        print(f"wrote {len(records)} texts to {path}")
-
-
-if __name__ == "__main__":
-    main()
+        written.append((path, len(records)))
+    return written

@@ -28,7 +28,7 @@ from factcheck.jsonl import read_records
 from factcheck.pipeline import Agent, Checker, resolve_scoring
 from factcheck.scoring import rescore
 from factcheck.sources.given import GivenSource
-from factcheck.types import Claim, Label, TextVerdict
+from factcheck.types import Claim, ClaimVerdict, Judgment, Label, TextVerdict
 
 JUDGMENTS = "judgments.jsonl"
 
@@ -126,6 +126,27 @@ async def check_items(
             on_done()
 
         await asyncio.gather(*(one(item) for item in items))
+
+
+def replay_records(items: Sequence[EvalItem], judged: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Records for ``items`` built from claim judgments recorded elsewhere, matched by claim text.
+
+    Fresh combinations of already-judged claims (``scifact-mixed-random`` from the MAFC
+    authors' SciFact judgments) are scored without checking anything again.
+    """
+    by_claim: dict[str, tuple[Judgment, ...]] = {}
+    for data in judged:
+        for verdict in TextVerdict.from_dict(data).claims:
+            by_claim.setdefault(verdict.claim.text, verdict.judgments)
+    records = []
+    for item in items:
+        judged_claims = []
+        for claim in item_claims(item):
+            if claim.text not in by_claim:
+                raise InputError(f"no recorded judgments for claim {claim.text!r} of {item.id}")
+            judged_claims.append(ClaimVerdict(claim, by_claim[claim.text]))
+        records.append(record(item, TextVerdict(text=item.text, claims=tuple(judged_claims))))
+    return records
 
 
 # ---- scoring --------------------------------------------------------------------------------
