@@ -1,0 +1,146 @@
+"""A SQLite cache of LLM answers, search results and judgments.
+
+Entries are keyed by a hash of the request and the component's version, so a
+changed prompt or parser never serves stale answers. The database is in WAL
+mode with a busy time-out, so several processes can share one file; it is kept
+under ``max_bytes`` by evicting the least recently used entries.
+
+Components reach the cache of the check they run in through :func:`cached`,
+which also counts hits in the check's ``usage``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager, suppress
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, TypeVar
+
+from factcheck.paths import cache_dir
+from factcheck.usage import record_cache_hit
+
+T = TypeVar("T")
+
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS entries (
+    key TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    value TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    created REAL NOT NULL,
+    accessed REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS entries_accessed ON entries (accessed);
+"""
+
+
+def default_cache_path() -> Path:
+    """``<cache folder>/cache.sqlite``."""
+    return cache_dir() / "cache.sqlite"
+
+
+def cache_key(kind: str, version: str, request: Mapping[str, Any]) -> str:
+    """A stable hash of what was asked, of whom, and in which version of the component."""
+    material = json.dumps({"kind": kind, "version": version, "request": request}, sort_keys=True, default=str)
+    return hashlib.sha256(material.encode("utf-8")).hexdigest()
+
+
+class Cache:
+    """A size-bounded key-value store of JSON values in one SQLite file."""
+
+    def __init__(self, path: str | Path | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        self.path = Path(path).expanduser() if path else default_cache_path()
+        self.max_bytes = max_bytes
+        self._lock = threading.Lock()
+        self._connection: sqlite3.Connection | None = None
+
+    @contextmanager
+    def _db(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            if self._connection is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                connection = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
+                connection.execute("PRAGMA journal_mode=WAL")
+                connection.execute("PRAGMA busy_timeout=30000")
+                connection.executescript(_SCHEMA)
+                self._connection = connection
+            yield self._connection
+
+    def get(self, key: str) -> Any | None:
+        """The value stored under ``key``, or ``None``."""
+        with self._db() as db:
+            row = db.execute("SELECT value FROM entries WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                return None
+            db.execute("UPDATE entries SET accessed = ? WHERE key = ?", (time.time(), key))
+        return json.loads(row[0])
+
+    def set(self, key: str, kind: str, value: Any) -> None:
+        """Store ``value`` (JSON-serialisable) and evict old entries beyond ``max_bytes``."""
+        text = json.dumps(value, ensure_ascii=False)
+        now = time.time()
+        with self._db() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO entries (key, kind, value, size, created, accessed) VALUES (?, ?, ?, ?, ?, ?)",
+                (key, kind, text, len(text), now, now),
+            )
+            total = db.execute("SELECT COALESCE(SUM(size), 0) FROM entries").fetchone()[0]
+            if total > self.max_bytes:
+                self._evict(db, total - self.max_bytes)
+
+    @staticmethod
+    def _evict(db: sqlite3.Connection, excess: int) -> None:
+        freed = 0
+        doomed = []
+        for key, size in db.execute("SELECT key, size FROM entries ORDER BY accessed"):
+            doomed.append((key,))
+            freed += size
+            if freed >= excess:
+                break
+        db.executemany("DELETE FROM entries WHERE key = ?", doomed)
+
+    def stats(self) -> dict[str, int]:
+        """Entries and bytes stored."""
+        with self._db() as db:
+            count, size = db.execute("SELECT COUNT(*), COALESCE(SUM(size), 0) FROM entries").fetchone()
+        return {"entries": int(count), "bytes": int(size)}
+
+    def close(self) -> None:
+        """Close the database connection (it reopens on next use)."""
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
+
+
+current_cache: ContextVar[Cache | None] = ContextVar("factcheck_cache", default=None)
+
+
+async def cached(kind: str, version: str, request: Mapping[str, Any], compute: Callable[[], Awaitable[T]]) -> T:
+    """``compute()``, or its stored result for the same ``kind``, ``version`` and ``request``.
+
+    Outside a check, or with the cache off, it just computes. A hit is counted in
+    ``usage.cache_hits[kind]``. Only JSON-serialisable results can be cached.
+    """
+    cache = current_cache.get()
+    if cache is None:
+        return await compute()
+    key = cache_key(kind, version, request)
+    try:
+        stored = cache.get(key)
+    except sqlite3.Error:
+        stored = None  # a broken cache must not break a check
+    if stored is not None:
+        record_cache_hit(kind)
+        return stored  # type: ignore[no-any-return]
+    value = await compute()
+    with suppress(sqlite3.Error, TypeError, ValueError):
+        cache.set(key, kind, value)
+    return value
