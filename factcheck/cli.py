@@ -93,6 +93,12 @@ def _read_text(text: str | None, file: Path | None) -> str:
 @click.option("--corpus", type=click.Path(path_type=Path), help="JSONL file or folder searched by the corpus agent.")
 @click.option("--source", "sources", multiple=True, help="Add an agent with this source (repeatable).")
 @click.option("--config", type=click.Path(path_type=Path), help="Settings file (default: ./factcheck.toml).")
+@click.option("--llm-base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (Ollama).")
+@click.option("--llm-model", help="Model name for the LLM components.")
+@click.option("--serper-url", help="Base URL of the Serper API (default https://google.serper.dev).")
+@click.option("--wikipedia-url", help="MediaWiki API URL (default https://en.wikipedia.org/w/api.php).")
+@click.option("--cache", "cache_path", type=click.Path(path_type=Path), help="SQLite cache file.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
 def check(
     text: str | None,
     file: Path | None,
@@ -104,11 +110,26 @@ def check(
     corpus: Path | None,
     sources: tuple[str, ...],
     config: Path | None,
+    llm_base_url: str | None,
+    llm_model: str | None,
+    serper_url: str | None,
+    wikipedia_url: str | None,
+    cache_path: Path | None,
+    no_cache: bool,
 ) -> None:
     """Check TEXT (or --file F, or - for standard input) and report the verdict."""
     from factcheck.pipeline import Checker
 
     content = _read_text(text, file)
+    llm = {k: v for k, v in (("base_url", llm_base_url), ("model", llm_model)) if v}
+    source_options: dict[str, dict[str, str]] = {}
+    if serper_url:
+        source_options["serper"] = {"base_url": serper_url}
+    if wikipedia_url:
+        source_options["wikipedia"] = {"api_url": wikipedia_url}
+    cache: dict[str, Any] = {"path": str(cache_path)} if cache_path else {}
+    if no_cache:
+        cache["enabled"] = False
     checker = Checker(
         config=config,
         profile=profile,
@@ -117,6 +138,9 @@ def check(
         scoring_options=parse_option_pairs(options),
         corpus=corpus,
         sources=sources,
+        source_options=source_options,
+        llm=llm,
+        cache=cache,
     )
     verdict = checker.check(content)
     if fmt == "json":

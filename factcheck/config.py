@@ -55,15 +55,16 @@ class AgentSpec:
 
 @dataclass(frozen=True)
 class Profile:
-    """A named set of agents and the verifier that ``--source NAME`` pairs new sources with."""
+    """A named set of agents, its claim extractor, and the verifier ``--source NAME`` pairs new sources with."""
 
     name: str
     agents: tuple[AgentSpec, ...]
     default_verifier: str
+    extractor: str
 
 
 PROFILES: dict[str, Profile] = {
-    "offline": Profile("offline", (AgentSpec("corpus", "corpus", "lexical"),), "lexical"),
+    "offline": Profile("offline", (AgentSpec("corpus", "corpus", "lexical"),), "lexical", "sentence"),
     "paper": Profile(
         "paper",
         (
@@ -72,8 +73,24 @@ PROFILES: dict[str, Profile] = {
             AgentSpec("selfcheck", "selfcheck", "llm"),
         ),
         "llm",
+        "llm",
     ),
 }
+WEB_KEYS = {"serper": "SERPER_API_KEY", "serpapi": "SERPAPI_API_KEY"}
+
+
+def default_profile(env: Mapping[str, str]) -> str:
+    """``paper`` when an LLM and a web search are reachable (keys, or a local LLM server), else ``offline``."""
+    llm = bool(env.get("OPENAI_API_KEY") or env.get("OPENAI_BASE_URL") or env.get("FACTCHECK_LLM_BASE_URL"))
+    web = any(env.get(key) for key in WEB_KEYS.values())
+    return "paper" if llm and web else "offline"
+
+
+def web_source(env: Mapping[str, str]) -> str:
+    """The paper profile's web search: Serper when its key is set, else SerpAPI when that one is."""
+    if not env.get(WEB_KEYS["serper"]) and env.get(WEB_KEYS["serpapi"]):
+        return "serpapi"
+    return "serper"
 
 
 @dataclass(frozen=True)
@@ -89,7 +106,8 @@ class Settings:
     agents: tuple[AgentSpec, ...] = ()
     corpus: str | None = None
     sources: tuple[str, ...] = ()
-    extractor: str = "sentence"
+    source_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    extractor: str | None = None
     extractor_options: Mapping[str, Any] = field(default_factory=dict)
     scorer: str = "mafc"
     labels: str = "threshold"
@@ -116,7 +134,10 @@ class Settings:
         that source with the profile's default verifier.
         """
         profile = PROFILES[self.profile]
-        merged = {spec.name: spec for spec in profile.agents}
+        merged = {
+            spec.name: replace(spec, source=web_source(os.environ)) if spec.source == "serper" else spec
+            for spec in profile.agents
+        }
         merged.update((spec.name, spec) for spec in self.agents)
         agents = list(merged.values())
         if self.corpus is not None:
@@ -129,7 +150,17 @@ class Settings:
         for source in self.sources:
             if not any(a.source == source for a in agents):
                 agents.append(AgentSpec(source, source, profile.default_verifier))
-        return tuple(agents)
+        return tuple(
+            replace(a, source_options={**a.source_options, **self.source_options[a.source]})
+            if a.source in self.source_options
+            else a
+            for a in agents
+        )
+
+    @property
+    def extractor_name(self) -> str:
+        """The configured claim extractor, else the profile's."""
+        return self.extractor or PROFILES[self.profile].extractor
 
     def with_overrides(
         self,
@@ -141,10 +172,20 @@ class Settings:
         scoring_options: Mapping[str, Any] | None = None,
         corpus: str | os.PathLike[str] | None = None,
         sources: Sequence[str] = (),
+        source_options: Mapping[str, Mapping[str, Any]] | None = None,
         max_concurrency: int | None = None,
         agent_timeout_s: float | None = None,
+        llm: Mapping[str, Any] | None = None,
+        cache: Mapping[str, Any] | None = None,
     ) -> Settings:
-        """A copy with explicit overrides (CLI flags, keyword arguments); ``None`` leaves a setting alone."""
+        """A copy with explicit overrides (CLI flags, keyword arguments); ``None`` leaves a setting alone.
+
+        ``source_options`` maps a source name to options for every agent using it
+        (``{"serper": {"base_url": ...}}``); ``llm`` and ``cache`` update those tables.
+        """
+        merged_sources = {k: dict(v) for k, v in self.source_options.items()}
+        for name, options in (source_options or {}).items():
+            merged_sources.setdefault(name, {}).update(options)
         return replace(
             self,
             profile=self.profile if profile is None else profile,
@@ -154,8 +195,11 @@ class Settings:
             scoring_options=merge_options(self.scoring_options, scoring_options),
             corpus=self.corpus if corpus is None else os.fspath(corpus),
             sources=(*self.sources, *(s for s in sources if s not in self.sources)),
+            source_options=merged_sources,
             max_concurrency=self.max_concurrency if max_concurrency is None else max_concurrency,
             agent_timeout_s=self.agent_timeout_s if agent_timeout_s is None else agent_timeout_s,
+            llm=merge_options(self.llm, llm),
+            cache=merge_options(self.cache, cache),
         )
 
 
@@ -187,7 +231,7 @@ def settings_from_mapping(data: Mapping[str, Any], where: str = CONFIG_FILE) -> 
     unknown = sorted(set(data) - known)
     if unknown:
         raise ConfigError(f"{where}: unknown setting {', '.join(unknown)} (known: {', '.join(sorted(known))})")
-    profile = str(data.get("profile", "offline"))
+    profile = str(data.get("profile", default_profile(os.environ)))
     if profile not in PROFILES:
         raise ConfigError(f"{where}: unknown profile {profile!r} (available: {', '.join(sorted(PROFILES))})")
     extractor = (
@@ -205,7 +249,7 @@ def settings_from_mapping(data: Mapping[str, Any], where: str = CONFIG_FILE) -> 
         return Settings(
             profile=profile,
             agents=agents,
-            extractor=str(extractor.pop("name", "sentence")),
+            extractor=str(extractor.pop("name")) if "name" in extractor else None,
             extractor_options=extractor,
             scorer=str(scoring.pop("scorer", "mafc")),
             labels=str(scoring.pop("labels", "threshold")),
@@ -237,12 +281,17 @@ def read_config(path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
 
 def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
     """``FACTCHECK_PROFILE``, ``_EXTRACTOR``, ``_SCORER``, ``_LABELS``, ``_CORPUS``,
-    ``_MAX_CONCURRENCY`` and ``_AGENT_TIMEOUT_S``."""
+    ``_MAX_CONCURRENCY``, ``_AGENT_TIMEOUT_S``, ``_CACHE`` (a path) and ``_NO_CACHE``.
+    The LLM's variables are read by :func:`factcheck.llm.llm_settings`."""
     overrides: dict[str, Any] = {}
     for key in ("profile", "extractor", "scorer", "labels", "corpus"):
         value = env.get(f"FACTCHECK_{key.upper()}")
         if value:
             overrides[key] = value
+    if env.get("FACTCHECK_CACHE"):
+        overrides["cache"] = {"path": env["FACTCHECK_CACHE"]}
+    if env.get("FACTCHECK_NO_CACHE", "").strip().lower() in {"1", "true", "yes", "on"}:
+        overrides["cache"] = {**overrides.get("cache", {}), "enabled": False}
     try:
         if env.get("FACTCHECK_MAX_CONCURRENCY"):
             overrides["max_concurrency"] = int(env["FACTCHECK_MAX_CONCURRENCY"])
@@ -260,6 +309,10 @@ def load_settings(
     **overrides: Any,
 ) -> Settings:
     """Settings from the config file, the environment and ``overrides`` (see :meth:`Settings.with_overrides`)."""
-    settings = settings_from_mapping(read_config(config), str(config or CONFIG_FILE))
-    settings = settings.with_overrides(**_env_overrides(os.environ if env is None else env))
+    env = os.environ if env is None else env
+    data = read_config(config)
+    if "profile" not in data:
+        data = {**data, "profile": default_profile(env)}
+    settings = settings_from_mapping(data, str(config or CONFIG_FILE))
+    settings = settings.with_overrides(**_env_overrides(env))
     return settings.with_overrides(**overrides)

@@ -9,7 +9,9 @@ so a caller can catch one type; the CLI prints those as a single line::
     ├── InputError               the text or file handed in cannot be checked
     ├── PluginError              a plugin registered something unusable
     ├── SourceError              a source failed to retrieve evidence (its agent abstains)
-    └── VerifierError            a verifier failed to judge (its agent abstains)
+    │   └── MissingKeyError        a source needs an API key that is not set (its agent is skipped)
+    ├── VerifierError            a verifier failed to judge (its agent abstains)
+    └── LLMError                 a model call failed or its answer was unusable
 """
 
 from __future__ import annotations
@@ -49,8 +51,16 @@ class SourceError(FactcheckError):
     """A source could not retrieve evidence."""
 
 
+class MissingKeyError(SourceError):
+    """A source or model needs an API key that is not set: its agent is skipped, the check goes on."""
+
+
 class VerifierError(FactcheckError):
     """A verifier could not judge a claim."""
+
+
+class LLMError(FactcheckError):
+    """A call to a language model failed (time-out, HTTP error) or its answer was unusable (not JSON)."""
 
 
 def raise_errors_requested() -> bool:

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
+from factcheck.cache import DEFAULT_MAX_BYTES, Cache, current_cache
 from factcheck.config import Settings, load_settings
-from factcheck.errors import ConfigError, FactcheckError, InputError, raise_errors_requested
+from factcheck.errors import ConfigError, InputError, MissingKeyError, raise_errors_requested
 from factcheck.extractors.base import ClaimExtractor
+from factcheck.llm.client import current_llm_settings, llm_settings
 from factcheck.plugins.manager import get_registry
 from factcheck.scoring import score_text
 from factcheck.scoring.base import LabelRule, Scorer
@@ -33,6 +35,20 @@ class Agent:
     name: str
     source: Source
     verifier: Verifier
+
+
+def open_cache(options: Mapping[str, Any]) -> Cache | None:
+    """The SQLite cache a ``[cache]`` table asks for (``path``, ``max_mb``, ``enabled``), or ``None`` when off."""
+    unknown = sorted(set(options) - {"path", "max_mb", "enabled"})
+    if unknown:
+        raise ConfigError(f"[cache]: unknown setting {', '.join(unknown)} (known: enabled, max_mb, path)")
+    if options.get("enabled", True) in (False, "false", "0", 0):
+        return None
+    try:
+        max_bytes = int(float(options.get("max_mb", DEFAULT_MAX_BYTES / 1e6)) * 1e6)
+    except (TypeError, ValueError):
+        raise ConfigError(f"[cache]: max_mb must be a number, got {options.get('max_mb')!r}") from None
+    return Cache(options.get("path"), max_bytes=max_bytes)
 
 
 def split_scoring_options(options: dict[str, Any], scorer: Scorer, rule: LabelRule) -> tuple[Scorer, LabelRule]:
@@ -93,7 +109,7 @@ class Checker:
         self.extractor = (
             extractor
             if isinstance(extractor, ClaimExtractor)
-            else registry.get("extractors", settings.extractor).configure(**settings.extractor_options)
+            else registry.get("extractors", settings.extractor_name).configure(**settings.extractor_options)
         )
         self.agents: tuple[Agent, ...] = tuple(agents) if agents is not None else self._build_agents(settings)
         if not self.agents:
@@ -106,6 +122,8 @@ class Checker:
         )
         self.scorer = scorer if isinstance(scorer, Scorer) else configured_scorer
         self.labels = labels if isinstance(labels, LabelRule) else configured_rule
+        self.llm = llm_settings(settings.llm)
+        self.cache = open_cache(settings.cache)
 
     @staticmethod
     def _build_agents(settings: Settings) -> tuple[Agent, ...]:
@@ -134,11 +152,13 @@ class Checker:
         if not isinstance(text, str) or not text.strip():
             raise InputError("empty text: there is nothing to check")
         recorder = UsageRecorder()
-        token = current_usage.set(recorder)
+        tokens = (current_usage.set(recorder), current_llm_settings.set(self.llm), current_cache.set(self.cache))
         try:
             verdict = await self._check(text, claims, recorder)
         finally:
-            current_usage.reset(token)
+            current_usage.reset(tokens[0])
+            current_llm_settings.reset(tokens[1])
+            current_cache.reset(tokens[2])
         return replace(verdict, usage=recorder.freeze())
 
     async def _check(self, text: str, given: Sequence[Claim] | None, recorder: UsageRecorder) -> TextVerdict:
@@ -159,15 +179,19 @@ class Checker:
     async def _prepare_sources(self, recorder: UsageRecorder) -> dict[str, str]:
         """Run each source's ``prepare`` once; the errors of sources that failed, by source name.
 
-        A FactcheckError (a bad corpus path, a missing key) stops the check: the user must fix it.
+        A ConfigError or InputError (a bad corpus path) stops the check: the user must fix it.
+        Anything else, a missing API key included, makes that agent abstain on every claim.
         """
         sources = {agent.source.name: agent.source for agent in self.agents}
 
         async def prepare(source: Source) -> str | None:
             try:
                 await source.prepare()
-            except FactcheckError:
+            except (ConfigError, InputError):
                 raise
+            except MissingKeyError as exc:
+                recorder.count(recorder.errors, f"source:{source.name}")
+                return f"skipped: {exc}"
             except Exception as exc:
                 if raise_errors_requested():
                     raise

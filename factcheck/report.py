@@ -59,6 +59,24 @@ def _claim_block(verdict: ClaimVerdict) -> Group:
     return Group(head, *(_judgment_line(j) for j in verdict.judgments), Text(""))
 
 
+def agents_line(verdict: TextVerdict) -> Text:
+    """Which agents ran, and which were skipped and why (a missing key, every call failing)."""
+    line = Text("agents: ", style="dim")
+    agents: dict[str, list[Judgment]] = {}
+    for claim in verdict.claims:
+        for judgment in claim.judgments:
+            agents.setdefault(judgment.agent, []).append(judgment)
+    for number, (agent, judgments) in enumerate(agents.items()):
+        line.append(", " if number else "")
+        errors = {j.error for j in judgments if j.error}
+        if len(errors) == 1 and all(j.error for j in judgments):
+            line.append(agent, style="red")
+            line.append(f" ({errors.pop()})", style="dim")
+        else:
+            line.append(agent, style="bold")
+    return line
+
+
 def render(verdict: TextVerdict, console: Console) -> None:
     """Print the label and score, then every claim with each agent's verdict and evidence."""
     summary = Table.grid(padding=(0, 2))
@@ -68,5 +86,6 @@ def render(verdict: TextVerdict, console: Console) -> None:
         Text(f"{len(verdict.claims)} claims · scorer {verdict.scorer} · labels {verdict.labels}", style="dim"),
     )
     console.print(Panel(summary, title="factcheck", expand=False))
+    console.print(agents_line(verdict))
     for claim in verdict.claims:
         console.print(_claim_block(claim))

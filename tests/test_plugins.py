@@ -18,6 +18,7 @@ from factcheck.scoring.labels import ThresholdRule
 from factcheck.testing import ScriptedVerifier, StaticSource, registered
 
 ROOT = Path(__file__).resolve().parent.parent
+BUILTIN_SOURCES = {"corpus", "given", "selfcheck", "wikipedia", "serper", "serpapi"}
 HOOKS = sorted(name for name in dir(hookspecs) if name.startswith("register_"))
 
 
@@ -62,9 +63,9 @@ def reload() -> None:
 
 
 def test_builtins_register_through_the_hooks() -> None:
-    assert set(factcheck.get_sources()) == {"corpus", "given"}
-    assert set(factcheck.get_verifiers()) == {"lexical"}
-    assert set(factcheck.get_extractors()) == {"sentence"}
+    assert set(factcheck.get_sources()) == BUILTIN_SOURCES
+    assert set(factcheck.get_verifiers()) == {"lexical", "llm"}
+    assert set(factcheck.get_extractors()) == {"sentence", "llm"}
     assert set(factcheck.get_scorers()) == {"mafc", "average", "normsum", "majority"}
     assert set(factcheck.get_label_rules()) == {"threshold", "compose"}
 
@@ -88,14 +89,14 @@ def test_load_plugins_allow_list_and_disabled_block_list(site: Path, monkeypatch
     make_distribution(site, "factcheck-b", "b", "fc_b", GOOD_PLUGIN.format(name="src-b"))
     monkeypatch.setenv("FACTCHECK_LOAD_PLUGINS", "factcheck-a")  # a distribution name works too
     reload()
-    assert {"src-a"} == set(factcheck.get_sources()) - {"corpus", "given"}
+    assert {"src-a"} == set(factcheck.get_sources()) - BUILTIN_SOURCES
     monkeypatch.setenv("FACTCHECK_LOAD_PLUGINS", "")
     reload()
-    assert set(factcheck.get_sources()) == {"corpus", "given"}
+    assert set(factcheck.get_sources()) == BUILTIN_SOURCES
     monkeypatch.delenv("FACTCHECK_LOAD_PLUGINS")
     monkeypatch.setenv("FACTCHECK_DISABLED_PLUGINS", "a")
     reload()
-    assert {"src-b"} == set(factcheck.get_sources()) - {"corpus", "given"}
+    assert {"src-b"} == set(factcheck.get_sources()) - BUILTIN_SOURCES
 
 
 def test_a_plugin_that_fails_to_import_is_skipped_with_its_distribution_named(site: Path) -> None:

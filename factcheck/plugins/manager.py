@@ -42,9 +42,14 @@ ENTRY_POINT_GROUP = "factcheck"
 # Built-in components are ordinary plugins, registered through the same hooks.
 BUILTIN_PLUGINS = (
     "factcheck.extractors.sentence",
+    "factcheck.extractors.llm",
     "factcheck.sources.corpus",
     "factcheck.sources.given",
+    "factcheck.sources.selfcheck",
+    "factcheck.sources.wikipedia",
+    "factcheck.sources.websearch",
     "factcheck.verifiers.lexical",
+    "factcheck.verifiers.llm",
     "factcheck.scoring.builtins",
     "factcheck.cli",
     "factcheck.eval.cli",

@@ -1,0 +1,334 @@
+"""The web search sources (Serper, SerpAPI) against a local HTTP server replaying recorded answers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import time
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from factcheck import Claim
+from factcheck.cache import Cache, current_cache
+from factcheck.errors import ConfigError, MissingKeyError, SourceError
+from factcheck.sources import websearch
+from factcheck.sources.websearch import SerpAPISource, SerperSource, redact
+from factcheck.types import Evidence
+from factcheck.usage import UsageRecorder, current_usage
+from tests.fakes import FakeServer, Request, Response
+
+DATA = Path(__file__).resolve().parent / "data"
+KEY = "sk-test-0123456789abcdef0123456789abcdef"
+
+EIFFEL_COMPLETED = "When was the Eiffel Tower completed?"
+CURIE = "Marie Curie"
+VITAMIN_D = "vitamin D supplements reduce fractures in older adults"
+NONSENSE = "zxqv florbnicate quintessimal glarbonite 1887"
+EIFFEL_HEIGHT = "how tall is the eiffel tower"
+COFFEE = "coffee consumption risk of type 2 diabetes"
+
+
+def recorded(api: str, query_path: tuple[str, str]) -> dict[str, dict[str, Any]]:
+    """The recorded answers of one API, by the query they answer."""
+    answers = {}
+    for file in sorted((DATA / api).glob("*.json")):
+        answer = json.loads(file.read_text(encoding="utf-8"))
+        answers[answer[query_path[0]][query_path[1]]] = answer
+    return answers
+
+
+SERPER = recorded("serper", ("searchParameters", "q"))
+SERPAPI = recorded("serpapi", ("search_parameters", "q"))
+
+
+def serper_answer(request: Request) -> Response:
+    return Response(SERPER.get(request.json()["q"], SERPER[NONSENSE]))
+
+
+def serpapi_answer(request: Request) -> Response:
+    return Response(SERPAPI.get(request.query["q"][0], SERPAPI[NONSENSE]))
+
+
+@pytest.fixture(scope="module")
+def shared_server() -> Iterator[FakeServer]:
+    # One server for the module: stopping one takes half a second (serve_forever's poll interval).
+    with FakeServer() as fake:
+        yield fake
+
+
+@pytest.fixture
+def server(shared_server: FakeServer, monkeypatch: pytest.MonkeyPatch) -> FakeServer:
+    """A local server answering like Serper (POST /search) and SerpAPI (GET /search), with keys set."""
+    monkeypatch.setenv("SERPER_API_KEY", KEY)
+    monkeypatch.setenv("SERPAPI_API_KEY", KEY)
+    shared_server.requests.clear()
+    shared_server.queued.clear()
+    shared_server.route("POST", "/search", serper_answer)
+    shared_server.route("GET", "/search", serpapi_answer)
+    return shared_server
+
+
+def retrieve(source: websearch.WebSearchSource, *queries: str) -> list[Evidence]:
+    return asyncio.run(source.retrieve(Claim("c1", queries[0], queries=queries)))
+
+
+def urls(evidence: list[Evidence]) -> list[str | None]:
+    return [e.url for e in evidence]
+
+
+# --- Serper: parsing -------------------------------------------------------------------------
+
+
+def test_serper_answer_box_comes_first_then_organic_snippets(server: FakeServer) -> None:
+    evidence = retrieve(SerperSource(base_url=server.url), EIFFEL_COMPLETED)
+    box = evidence[0]
+    assert (box.source, box.title, box.url) == ("serper", "Answer box", "https://en.wikipedia.org/wiki/Eiffel_Tower")
+    assert box.text.startswith("Constructed from 1887 to 1889")
+    # organic[:5], minus the Wikipedia result whose URL the answer box already cites
+    assert urls(evidence[1:]) == [
+        "https://www.britannica.com/topic/Eiffel-Tower-Paris-France",
+        "https://www.toureiffel.paris/en/the-monument/history",
+        "https://www.history.com/topics/landmarks/eiffel-tower",
+        "https://www.americaslibrary.gov/jb/gilded/jb_gilded_eiffel_1.html",
+    ]
+    assert evidence[1].title == "Eiffel Tower | History, Height, & Facts | Britannica"
+    assert evidence[1].text.startswith("Eiffel Tower, Parisian landmark")
+    stamp = datetime.fromisoformat(str(box.retrieved_at))
+    assert stamp.utcoffset() == timedelta(0)
+
+
+def test_serper_knowledge_graph_then_organic(server: FakeServer) -> None:
+    evidence = retrieve(SerperSource(base_url=server.url), CURIE)
+    kg = evidence[0]
+    assert kg.title == "Marie Curie" and kg.url == "https://en.wikipedia.org/wiki/Marie_Curie"
+    assert kg.text.startswith("Marie Curie: Maria Salomea Skłodowska-Curie was a Polish")
+    assert "Awards: Nobel Prize in Physics (1903), Nobel Prize in Chemistry (1911)" in kg.text
+    assert len(evidence) == 5
+    assert evidence[1].url == "https://www.nobelprize.org/prizes/physics/1903/marie-curie/facts/"
+    assert "https://www.sciencehistory.org/education/scientific-biographies/marie-sklodowska-curie/" not in urls(
+        evidence
+    )  # the sixth organic result
+
+
+def test_serper_organic_only_skips_results_without_a_snippet(server: FakeServer) -> None:
+    evidence = retrieve(SerperSource(base_url=server.url), VITAMIN_D)
+    assert [e.title for e in evidence] == [
+        "Supplemental Vitamin D and Incident Fractures in Midlife and Older Adults",
+        "Vitamin D - Health Professional Fact Sheet",
+        "Vitamin D and calcium for the prevention of fracture: a systematic review and meta-analysis",
+        "Vitamin D for the prevention of falls and fractures | USPSTF",
+    ]
+    assert all(e.text and e.url for e in evidence)
+
+
+def test_serper_no_results_is_no_evidence(server: FakeServer) -> None:
+    assert retrieve(SerperSource(base_url=server.url), NONSENSE) == []
+
+
+def test_serper_request_carries_key_header_and_json_query(server: FakeServer) -> None:
+    retrieve(SerperSource(base_url=server.url + "/", gl="fr", hl="fr"), VITAMIN_D)
+    (request,) = server.calls("/search")
+    headers = {k.lower(): v for k, v in request.headers.items()}
+    assert request.method == "POST"
+    assert headers["x-api-key"] == KEY
+    assert headers["user-agent"].startswith("factcheck-agents/")
+    assert request.json() == {"q": VITAMIN_D, "num": 10, "gl": "fr", "hl": "fr"}
+
+
+def test_serper_searches_at_most_max_queries_and_merges_by_url(server: FakeServer) -> None:
+    other = {
+        "organic": [
+            {"title": "dup", "link": "https://www.britannica.com/topic/Eiffel-Tower-Paris-France", "snippet": "again"},
+            {"title": "New", "link": "https://example.org/new", "snippet": "Something new.", "position": 2},
+        ]
+    }
+    server.route("POST", "/search", lambda r: Response(SERPER[EIFFEL_COMPLETED] if r.json()["q"] != "other" else other))
+    source = SerperSource(base_url=server.url, top_k=10)
+    evidence = retrieve(source, EIFFEL_COMPLETED, "other", "never searched")
+    assert sorted(r.json()["q"] for r in server.calls("/search")) == sorted([EIFFEL_COMPLETED, "other"])
+    assert len(evidence) == 6 and evidence[-1].url == "https://example.org/new"
+    assert len(set(urls(evidence))) == 6
+    assert len(retrieve(SerperSource(base_url=server.url, top_k=2), EIFFEL_COMPLETED, "other")) == 2
+
+
+# --- Serper: failures ------------------------------------------------------------------------
+
+
+def test_serper_honours_retry_after_on_429(server: FakeServer) -> None:
+    server.queue(
+        "POST", "/search", Response({"message": "Too many requests"}, status=429, headers={"Retry-After": "1"})
+    )
+    start = time.perf_counter()
+    evidence = retrieve(SerperSource(base_url=server.url), VITAMIN_D)
+    assert time.perf_counter() - start >= 0.9
+    assert len(evidence) == 4 and len(server.calls("/search")) == 2
+
+
+def test_serper_retries_a_server_error(server: FakeServer) -> None:
+    server.queue("POST", "/search", Response({"message": "Internal error"}, status=500))
+    assert len(retrieve(SerperSource(base_url=server.url), VITAMIN_D)) == 4
+    assert len(server.calls("/search")) == 2
+
+
+def test_serper_malformed_json_is_a_source_error(server: FakeServer) -> None:
+    server.queue("POST", "/search", Response(raw=b"<html>oops</html>"))
+    with pytest.raises(SourceError, match="serper: answered with malformed JSON"):
+        retrieve(SerperSource(base_url=server.url), VITAMIN_D)
+
+
+def test_serper_time_out_is_a_source_error(server: FakeServer) -> None:
+    server.queue("POST", "/search", Response(SERPER[VITAMIN_D], delay_s=1.0))
+    start = time.perf_counter()
+    with pytest.raises(SourceError, match=r"serper: timed out after 0\.3s"):
+        retrieve(SerperSource(base_url=server.url, timeout_s=0.3, retries=0), VITAMIN_D)
+    assert time.perf_counter() - start < 0.9
+
+
+@pytest.mark.parametrize("padding", [0, 167])  # 167: the 200-character excerpt ends inside the key
+def test_serper_errors_never_show_the_key(server: FakeServer, padding: int) -> None:
+    server.queue("POST", "/search", Response({"message": "x" * padding + KEY}, status=400))
+    with pytest.raises(SourceError, match="serper: HTTP 400") as caught:
+        retrieve(SerperSource(base_url=server.url), VITAMIN_D)
+    assert KEY[:8] not in str(caught.value)
+    assert "[redacted]" in str(caught.value)
+
+
+@pytest.mark.parametrize("source", [SerperSource(), SerpAPISource(), SerperSource(api_key_env="MY_SEARCH_KEY")])
+def test_missing_key_stops_prepare_and_names_the_variable(
+    monkeypatch: pytest.MonkeyPatch, source: websearch.WebSearchSource
+) -> None:
+    monkeypatch.delenv(source.api_key_env, raising=False)
+    with pytest.raises(MissingKeyError, match=f"{source.name}: no API key \\(set {source.api_key_env}\\)"):
+        asyncio.run(source.prepare())
+    with pytest.raises(SourceError):
+        retrieve(source, "anything")
+
+
+def test_a_second_identical_search_is_served_from_the_cache(server: FakeServer, tmp_path: Path) -> None:
+    cache, recorder = Cache(tmp_path / "cache.sqlite"), UsageRecorder()
+    cache_token, usage_token = current_cache.set(cache), current_usage.set(recorder)
+    try:
+        source = SerperSource(base_url=server.url)
+        first = retrieve(source, CURIE)
+        second = retrieve(source, CURIE)
+    finally:
+        current_cache.reset(cache_token)
+        current_usage.reset(usage_token)
+        cache.close()
+    assert first == second
+    assert len(server.calls("/search")) == 1
+    assert recorder.search_calls == 1 and recorder.cache_hits["serper"] == 1
+    assert KEY.encode() not in (tmp_path / "cache.sqlite").read_bytes()
+
+
+# --- SerpAPI ---------------------------------------------------------------------------------
+
+
+def test_serpapi_answer_box_through_the_real_client(server: FakeServer) -> None:
+    evidence = retrieve(SerpAPISource(base_url=server.url), EIFFEL_HEIGHT)
+    (request,) = server.calls("/search")
+    assert request.method == "GET"
+    assert {k: v[0] for k, v in request.query.items() if k in {"q", "api_key", "engine", "num", "gl", "hl"}} == {
+        "q": EIFFEL_HEIGHT,
+        "api_key": KEY,
+        "engine": "google",
+        "num": "10",
+        "gl": "us",
+        "hl": "en",
+    }
+    assert (evidence[0].source, evidence[0].title, evidence[0].text, evidence[0].url) == (
+        "serpapi",
+        "Answer box",
+        "330 m",
+        None,
+    )
+    assert urls(evidence[1:]) == [
+        "https://en.wikipedia.org/wiki/Eiffel_Tower",
+        "https://www.toureiffel.paris/en/the-monument/key-figures",
+        "https://www.britannica.com/story/how-tall-is-the-eiffel-tower",
+    ]
+
+
+def test_serpapi_knowledge_graph_cites_its_source(server: FakeServer) -> None:
+    evidence = retrieve(SerpAPISource(base_url=server.url), CURIE)
+    assert evidence[0].title == "Marie Curie" and evidence[0].url == "https://en.wikipedia.org/wiki/Marie_Curie"
+    assert urls(evidence[1:]) == ["https://www.nobelprize.org/prizes/physics/1903/marie-curie/facts/"]
+
+
+def test_serpapi_organic_only_and_empty(server: FakeServer) -> None:
+    assert len(retrieve(SerpAPISource(base_url=server.url), COFFEE)) == 3
+    assert retrieve(SerpAPISource(base_url=server.url), NONSENSE) == []  # SerpAPI's "no results" error
+
+
+def test_serpapi_error_answer_is_a_source_error(server: FakeServer) -> None:
+    message = f"Invalid API key {KEY}. Your API key should be here: https://serpapi.com/manage-api-key"
+    server.queue("GET", "/search", Response({"error": message}, status=401))
+    with pytest.raises(SourceError, match="serpapi: Invalid API key") as caught:
+        retrieve(SerpAPISource(base_url=server.url), COFFEE)
+    assert KEY[:8] not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("response", "expected"),
+    [
+        (Response(raw=b"<html>500 Internal Server Error</html>", status=500), "malformed JSON"),
+        (Response({}, status=500), "unexpected answer"),
+    ],
+)
+def test_serpapi_server_error_is_a_source_error(server: FakeServer, response: Response, expected: str) -> None:
+    server.queue("GET", "/search", response)
+    with pytest.raises(SourceError, match=expected):
+        retrieve(SerpAPISource(base_url=server.url), COFFEE)
+    assert len(server.calls("/search")) == 1  # the client does not retry
+
+
+def test_serpapi_time_out_and_unreachable_host(server: FakeServer) -> None:
+    server.queue("GET", "/search", Response(SERPAPI[COFFEE], delay_s=1.0))
+    with pytest.raises(SourceError, match=r"serpapi: timed out after 0\.3s"):
+        retrieve(SerpAPISource(base_url=server.url, timeout_s=0.3), COFFEE)
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    with pytest.raises(SourceError, match="serpapi: ConnectionError") as caught:
+        retrieve(SerpAPISource(base_url=closed), COFFEE)
+    assert KEY[:8] not in str(caught.value)
+
+
+# --- options, registration, helpers ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"top_k": 0}, {"max_queries": 0}, {"concurrency": 0}, {"timeout_s": 0}, {"base_url": "ftp://x"}, {"gl": ""}],
+)
+def test_bad_options_are_config_errors(options: dict[str, Any]) -> None:
+    for source in (SerperSource(), SerpAPISource()):
+        with pytest.raises(ConfigError):
+            source.configure(**options)
+    with pytest.raises(ConfigError):
+        SerperSource(retries=-1)
+
+
+def test_options_are_coerced_and_hold_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SERPER_API_KEY", KEY)
+    source = SerperSource().configure(top_k="3", timeout_s="2.5", max_queries="1")
+    assert (source.top_k, source.timeout_s, source.max_queries) == (3, 2.5, 1)
+    assert KEY not in repr(source.options()) and KEY not in repr(source)
+
+
+def test_both_sources_register() -> None:
+    registered: list[Any] = []
+    websearch.register_sources(registered.append)
+    assert [s.name for s in registered] == ["serper", "serpapi"]
+
+
+def test_redact_covers_encoded_and_truncated_keys() -> None:
+    assert redact(f"a {KEY} b", KEY) == "a [redacted] b"
+    assert redact("key=a%2Bb%2Fc", "a+b/c") == "key=[redacted]"
+    assert redact("cut at " + KEY[:10], KEY) == "cut at [redacted]"
+    assert redact("nothing here", KEY) == "nothing here"
