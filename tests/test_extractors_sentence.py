@@ -60,3 +60,13 @@ def test_blocks_cut_at_breaks_and_cover_the_text() -> None:
 def test_unknown_model_is_a_config_error() -> None:
     with warnings.catch_warnings(), pytest.raises(ConfigError, match="cannot load spaCy model"):
         SentenceExtractor(model="xx_no_such_model").extract("Some text here.")
+
+
+def test_keyword_queries_from_entities_and_noun_chunks() -> None:
+    (claim,) = SentenceExtractor(queries="keywords").extract(
+        "The Eiffel Tower was completed by Gustave Eiffel in 1889."
+    )
+    assert claim.queries == (claim.text, "Eiffel Tower Gustave Eiffel 1889")
+    assert SentenceExtractor().extract("The Eiffel Tower is in Paris.")[0].queries == ()
+    with pytest.raises(ConfigError, match="queries must be"):
+        SentenceExtractor(queries="magic")

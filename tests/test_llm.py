@@ -168,3 +168,14 @@ def test_rewritten_claims_map_to_the_most_similar_sentence() -> None:
     span = map_span(text, "The Eiffel Tower was finished in 1889.", 0.6)
     assert span is not None and text[span[0] : span[1]].startswith("The Eiffel Tower")
     assert map_span(text, "Bananas are yellow.", 0.6) is None
+
+
+def test_claims_without_model_queries_get_keyword_queries(llm_server: FakeServer) -> None:
+    answer = {
+        "claims": [{"claim": "Gustave Eiffel built the Eiffel Tower in Paris."}, "Marie Curie won two Nobel prizes."]
+    }
+    llm_server.queue("POST", CHAT, Response(completion(json.dumps(answer))))
+    c = checker(llm_server, evidence_agent("Paris."))
+    first, second = c.check("Gustave Eiffel built the Eiffel Tower in Paris. Marie Curie won two Nobel prizes.").claims
+    assert first.claim.queries == (first.claim.text, "Gustave Eiffel Eiffel Tower Paris")
+    assert second.claim.queries[1] == "Marie Curie Nobel prizes"  # spaCy counts "two" as a stop word

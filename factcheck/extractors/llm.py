@@ -12,7 +12,7 @@ import asyncio
 import difflib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from factcheck.errors import ConfigError, LLMError
@@ -53,6 +53,19 @@ def map_span(text: str, claim: str, min_ratio: float) -> tuple[int, int] | None:
     return best
 
 
+async def _fill_missing_queries(claims: list[Claim]) -> list[Claim]:
+    """Claims the model gave no queries get the spaCy keyword query (and their own text)."""
+    missing = [c for c in claims if not c.queries]
+    if not missing:
+        return claims
+    from factcheck.extractors.sentence import keyword_queries
+
+    keywords = dict(
+        zip((c.id for c in missing), await asyncio.to_thread(keyword_queries, [c.text for c in missing]), strict=True)
+    )
+    return [replace(c, queries=(c.text, keywords[c.id])) if c.id in keywords else c for c in claims]
+
+
 @dataclass(frozen=True)
 class LLMExtractor(ClaimExtractor):
     """Claims (with search queries) from a chat model. Options: ``model``, ``base_url``,
@@ -89,7 +102,7 @@ class LLMExtractor(ClaimExtractor):
             statement = statement.strip()
             span = map_span(text, statement, self.min_span_ratio)
             claims.append(Claim(f"c{len(claims) + 1}", statement, span, queries))
-        return claims
+        return await _fill_missing_queries(claims)
 
     def extract(self, text: str) -> list[Claim]:
         # The pipeline calls extractors in a worker thread, where a private event loop is free to run.

