@@ -123,15 +123,26 @@ class Cache:
 current_cache: ContextVar[Cache | None] = ContextVar("factcheck_cache", default=None)
 
 
-async def cached(kind: str, version: str, request: Mapping[str, Any], compute: Callable[[], Awaitable[T]]) -> T:
+async def cached(
+    kind: str,
+    version: str,
+    request: Mapping[str, Any],
+    compute: Callable[[], Awaitable[T]],
+    validate: Callable[[T], object] | None = None,
+) -> T:
     """``compute()``, or its stored result for the same ``kind``, ``version`` and ``request``.
 
     Outside a check, or with the cache off, it just computes. A hit is counted in
-    ``usage.cache_hits[kind]``. Only JSON-serialisable results can be cached.
+    ``usage.cache_hits[kind]``. Only JSON-serialisable results can be cached, and
+    only once ``validate(result)`` has not raised: an unusable answer (a model's
+    reply that is not the JSON asked for) is never stored, so a retry can do better.
     """
     cache = current_cache.get()
     if cache is None:
-        return await compute()
+        value = await compute()
+        if validate is not None:
+            validate(value)
+        return value
     key = cache_key(kind, version, request)
     try:
         stored = cache.get(key)
@@ -141,6 +152,8 @@ async def cached(kind: str, version: str, request: Mapping[str, Any], compute: C
         record_cache_hit(kind)
         return stored  # type: ignore[no-any-return]
     value = await compute()
+    if validate is not None:
+        validate(value)
     with suppress(sqlite3.Error, TypeError, ValueError):
         cache.set(key, kind, value)
     return value

@@ -281,13 +281,17 @@ def read_config(path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
 
 def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
     """``FACTCHECK_PROFILE``, ``_EXTRACTOR``, ``_SCORER``, ``_LABELS``, ``_CORPUS``,
-    ``_MAX_CONCURRENCY``, ``_AGENT_TIMEOUT_S``, ``_CACHE`` (a path) and ``_NO_CACHE``.
-    The LLM's variables are read by :func:`factcheck.llm.llm_settings`."""
+    ``_MAX_CONCURRENCY``, ``_AGENT_TIMEOUT_S``, ``_CACHE`` (a path) and ``_NO_CACHE``; and the
+    LLM's ``OPENAI_BASE_URL``, ``FACTCHECK_LLM_BASE_URL`` / ``_MODEL`` / ``_API_KEY_ENV``."""
     overrides: dict[str, Any] = {}
     for key in ("profile", "extractor", "scorer", "labels", "corpus"):
         value = env.get(f"FACTCHECK_{key.upper()}")
         if value:
             overrides[key] = value
+    from factcheck.llm.client import llm_env
+
+    if llm_env(env):
+        overrides["llm"] = llm_env(env)
     if env.get("FACTCHECK_CACHE"):
         overrides["cache"] = {"path": env["FACTCHECK_CACHE"]}
     if env.get("FACTCHECK_NO_CACHE", "").strip().lower() in {"1", "true", "yes", "on"}:

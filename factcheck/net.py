@@ -26,12 +26,14 @@ _limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.
 
 
 def host_limit(url: str, concurrency: int) -> asyncio.Semaphore:
-    """The semaphore shared by every request to ``url``'s host in this event loop."""
+    """The semaphore shared, in this event loop, by every request to ``url``'s endpoint
+    (scheme, host and port) that asks for the same limit."""
     per_loop = _limits.setdefault(asyncio.get_running_loop(), {})
-    host = httpx.URL(url).host
-    if host not in per_loop:
-        per_loop[host] = asyncio.Semaphore(concurrency)
-    return per_loop[host]
+    parsed = httpx.URL(url)
+    key = f"{parsed.scheme}://{parsed.host}:{parsed.port}/{concurrency}"
+    if key not in per_loop:
+        per_loop[key] = asyncio.Semaphore(concurrency)
+    return per_loop[key]
 
 
 def retry_after(response: httpx.Response, default: float, cap: float) -> float:
@@ -41,9 +43,11 @@ def retry_after(response: httpx.Response, default: float, cap: float) -> float:
         try:
             return min(cap, max(0.0, float(value)))
         except ValueError:
-            parsed = email.utils.parsedate_to_datetime(value)
-            if parsed is not None:
-                return min(cap, max(0.0, parsed.timestamp() - time.time()))
+            try:
+                parsed = email.utils.parsedate_to_datetime(value)
+            except (TypeError, ValueError):
+                return min(cap, default)  # an unreadable header: back off as usual
+            return min(cap, max(0.0, parsed.timestamp() - time.time()))
     return min(cap, default)
 
 

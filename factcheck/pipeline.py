@@ -37,6 +37,9 @@ class Agent:
     verifier: Verifier
 
 
+FALLBACK_EXTRACTOR = "sentence"
+
+
 def open_cache(options: Mapping[str, Any]) -> Cache | None:
     """The SQLite cache a ``[cache]`` table asks for (``path``, ``max_mb``, ``enabled``), or ``None`` when off."""
     unknown = sorted(set(options) - {"path", "max_mb", "enabled"})
@@ -164,43 +167,70 @@ class Checker:
     async def _check(self, text: str, given: Sequence[Claim] | None, recorder: UsageRecorder) -> TextVerdict:
         with recorder.timed("total"):
             with recorder.timed("prepare"):
-                broken = await self._prepare_sources(recorder)
+                broken = await self._prepare_agents(recorder)
             if given is not None:
                 claims = list(given)
             else:
                 with recorder.timed("extract"):
-                    claims = await asyncio.to_thread(self.extractor.extract, text)
-                recorder.count(recorder.calls, f"extractor:{self.extractor.name}")
+                    claims = await self._extract(text, recorder)
             limit = asyncio.Semaphore(self.settings.max_concurrency)
             judged = await asyncio.gather(*(self._judge_claim(claim, limit, recorder, broken) for claim in claims))
             with recorder.timed("score"):
                 return score_text(text, list(zip(claims, judged, strict=True)), self.scorer, self.labels)
 
-    async def _prepare_sources(self, recorder: UsageRecorder) -> dict[str, str]:
-        """Run each source's ``prepare`` once; the errors of sources that failed, by source name.
+    async def _extract(self, text: str, recorder: UsageRecorder) -> list[Claim]:
+        """The claims of ``text``. If a model-based extractor fails (no key, a time-out, an
+        unusable answer), the spaCy sentence extractor takes over and a note says why."""
+        recorder.count(recorder.calls, f"extractor:{self.extractor.name}")
+        try:
+            async with asyncio.timeout(self.settings.agent_timeout_s):
+                return await asyncio.to_thread(self.extractor.extract, text)
+        except (ConfigError, InputError):
+            raise
+        except Exception as exc:
+            if raise_errors_requested() or self.extractor.name == FALLBACK_EXTRACTOR:
+                raise
+            reason = "timed out" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
+            recorder.count(recorder.errors, f"extractor:{self.extractor.name}")
+            recorder.notes.append(f"claim extractor {self.extractor.name} failed ({reason}); split into sentences")
+            fallback = get_registry().get("extractors", FALLBACK_EXTRACTOR)
+            recorder.count(recorder.calls, f"extractor:{fallback.name}")
+            return await asyncio.to_thread(fallback.extract, text)
+
+    async def _prepare_agents(self, recorder: UsageRecorder) -> dict[str, str]:
+        """Run each source's and verifier's ``prepare`` once; why each agent that cannot run is out.
 
         A ConfigError or InputError (a bad corpus path) stops the check: the user must fix it.
-        Anything else, a missing API key included, makes that agent abstain on every claim.
+        A missing API key skips the agents that need it; any other failure makes them abstain.
         """
-        sources = {agent.source.name: agent.source for agent in self.agents}
+        components: dict[tuple[str, str], Source | Verifier] = {}
+        for agent in self.agents:
+            components.setdefault(("source", agent.source.name), agent.source)
+            components.setdefault(("verifier", agent.verifier.name), agent.verifier)
 
-        async def prepare(source: Source) -> str | None:
+        async def prepare(kind: str, component: Source | Verifier) -> str | None:
             try:
-                await source.prepare()
+                await component.prepare()
             except (ConfigError, InputError):
                 raise
             except MissingKeyError as exc:
-                recorder.count(recorder.errors, f"source:{source.name}")
+                recorder.count(recorder.errors, f"{kind}:{component.name}")
                 return f"skipped: {exc}"
             except Exception as exc:
                 if raise_errors_requested():
                     raise
-                recorder.count(recorder.errors, f"source:{source.name}")
-                return f"prepare failed in {source.name}: {type(exc).__name__}: {exc}"
+                recorder.count(recorder.errors, f"{kind}:{component.name}")
+                return f"prepare failed in {component.name}: {type(exc).__name__}: {exc}"
             return None
 
-        results = await asyncio.gather(*(prepare(source) for source in sources.values()))
-        return {name: error for name, error in zip(sources, results, strict=True) if error}
+        results = await asyncio.gather(*(prepare(kind, c) for (kind, _), c in components.items()))
+        failed = dict(zip(components, results, strict=True))
+        broken = {}
+        for agent in self.agents:
+            reason = failed[("source", agent.source.name)] or failed[("verifier", agent.verifier.name)]
+            if reason:
+                broken[agent.name] = reason
+        return broken
 
     async def _judge_claim(
         self, claim: Claim, limit: asyncio.Semaphore, recorder: UsageRecorder, broken: dict[str, str]
@@ -209,8 +239,8 @@ class Checker:
             await asyncio.gather(
                 *(
                     self._ask(agent, claim, limit, recorder)
-                    if agent.source.name not in broken
-                    else _abstain(agent, broken[agent.source.name])
+                    if agent.name not in broken
+                    else _abstain(agent, broken[agent.name])
                     for agent in self.agents
                 )
             )
@@ -237,6 +267,9 @@ class Checker:
                         assessment = await agent.verifier.judge(claim, evidence)
                         if not isinstance(assessment, Assessment):
                             raise TypeError(f"judge() must return an Assessment, got {type(assessment).__name__}")
+            except MissingKeyError as exc:
+                recorder.count(recorder.errors, f"agent:{agent.name}")
+                return Judgment(agent.name, None, evidence=tuple(evidence), error=f"skipped: {exc}")
             except TimeoutError:
                 recorder.count(recorder.errors, f"agent:{agent.name}")
                 message = f"timed out after {self.settings.agent_timeout_s:g}s during {stage}"

@@ -87,5 +87,7 @@ def render(verdict: TextVerdict, console: Console) -> None:
     )
     console.print(Panel(summary, title="factcheck", expand=False))
     console.print(agents_line(verdict))
+    for note in verdict.usage.notes:
+        console.print(Text(f"note: {note}", style="yellow"))
     for claim in verdict.claims:
         console.print(_claim_block(claim))

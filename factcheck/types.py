@@ -293,7 +293,8 @@ class Usage:
     (``"source:corpus"``, ``"verifier:lexical"``); ``wall_s`` by stage
     (``extract``, ``retrieve``, ``judge``, ``score``, ``total``). Retrieve and
     judge times are summed over calls, which run concurrently, so they can
-    exceed ``total``. Treat the mappings as read-only.
+    exceed ``total``. ``notes`` says what went differently than asked (a
+    fallback). Treat the mappings as read-only.
     """
 
     calls: Mapping[str, int] = field(default_factory=dict)
@@ -305,6 +306,7 @@ class Usage:
     completion_tokens: int = 0
     search_calls: int = 0
     cost_usd: float = 0.0
+    notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The usage's JSON fields."""
@@ -318,6 +320,7 @@ class Usage:
             "completion_tokens": self.completion_tokens,
             "search_calls": self.search_calls,
             "cost_usd": self.cost_usd,
+            "notes": list(self.notes),
         }
 
     @classmethod
@@ -341,6 +344,7 @@ class Usage:
             completion_tokens=int(data.get("completion_tokens", 0)),
             search_calls=int(data.get("search_calls", 0)),
             cost_usd=float(data.get("cost_usd", 0.0)),
+            notes=tuple(str(n) for n in _list(data.get("notes"), "usage notes")),
         )
 
 

@@ -27,6 +27,7 @@ class UsageRecorder:
         self.cache_hits: Counter[str] = Counter()
         self.errors: Counter[str] = Counter()
         self.wall_s: dict[str, float] = {}
+        self.notes: list[str] = []
         self.llm_calls = self.prompt_tokens = self.completion_tokens = self.search_calls = 0
         self.cost_usd = 0.0
 
@@ -58,6 +59,7 @@ class UsageRecorder:
                 completion_tokens=self.completion_tokens,
                 search_calls=self.search_calls,
                 cost_usd=round(self.cost_usd, 6),
+                notes=tuple(self.notes),
             )
 
 

@@ -19,7 +19,13 @@ def _isolated_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
     # Entry points installed on a developer's machine must not change test results, and
     # the corpus index is built into a throwaway cache (once per session, then reused).
     # Every FACTCHECK_* setting of the developer's shell is set aside (a FACTCHECK_SCORER would change results).
-    saved = {k: v for k, v in os.environ.items() if k.startswith("FACTCHECK_") and k != "FACTCHECK_SHARED_DATA"}
+    # So are real API keys and endpoints: no test may reach a real service, or pick the paper profile by itself.
+    saved = {
+        k: v
+        for k, v in os.environ.items()
+        if (k.startswith(("FACTCHECK_", "OPENAI_")) or k in ("SERPER_API_KEY", "SERPAPI_API_KEY"))
+        and k != "FACTCHECK_SHARED_DATA"
+    }
     for key in saved:
         del os.environ[key]
     os.environ["FACTCHECK_LOAD_PLUGINS"] = ""

@@ -133,3 +133,33 @@ def test_unknown_dataset_is_one_error_line() -> None:
     result = CliRunner().invoke(cli, ["eval", "nope"])
     assert result.exit_code == 1
     assert result.output.startswith("Error: unknown dataset 'nope' (available: averitec, fever-binary")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--limit", "0"], "0 is not in the range x>=1"),
+        (["--concurrency", "0"], "0 is not in the range x>=1"),
+        (["--scorers", ","], "give at least one scorer"),
+    ],
+)
+def test_bad_eval_arguments_are_refused(args: list[str], message: str) -> None:
+    result = CliRunner().invoke(cli, ["eval", "scifact-binary", *args])
+    assert result.exit_code != 0 and message in result.output
+
+
+def test_judgments_from_another_dataset_are_refused(shared_data: Path, authors: Path, tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        cli,
+        [
+            "eval",
+            "scifact-binary",
+            "--judgments",
+            str(authors / "scifact-mixed.jsonl"),
+            "--data-dir",
+            str(shared_data),
+            "--out",
+            str(tmp_path / "x"),
+        ],
+    )
+    assert result.exit_code == 1 and "are these judgments from another dataset?" in result.output

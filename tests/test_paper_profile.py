@@ -114,3 +114,17 @@ def test_serpapi_is_used_when_only_its_key_is_set(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("SERPAPI_API_KEY", "k")
     web = load_settings(profile="paper").resolved_agents()[0]
     assert (web.name, web.source) == ("web", "serpapi")
+
+
+def test_without_an_openai_key_every_agent_is_skipped_and_the_check_completes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SERPER_API_KEY", "k")
+    result = CliRunner().invoke(cli, ["check", TEXT, "--profile", "paper", "--no-cache", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["label"] == "UNVERIFIED" and len(data["claims"]) == 2  # split into sentences instead
+    assert "claim extractor llm failed" in data["usage"]["notes"][0]
+    errors = {j["agent"]: j["error"] for c in data["claims"] for j in c["judgments"]}
+    assert set(errors) == {"web", "wikipedia", "selfcheck"}
+    assert all(e.startswith("skipped:") and "OPENAI_API_KEY" in e for e in errors.values())

@@ -329,6 +329,20 @@ def test_both_sources_register() -> None:
 
 def test_redact_covers_encoded_and_truncated_keys() -> None:
     assert redact(f"a {KEY} b", KEY) == "a [redacted] b"
-    assert redact("key=a%2Bb%2Fc", "a+b/c") == "key=[redacted]"
+    assert redact("key=abcd%2Bef%2Fgh", "abcd+ef/gh") == "key=[redacted]"
     assert redact("cut at " + KEY[:10], KEY) == "cut at [redacted]"
     assert redact("nothing here", KEY) == "nothing here"
+
+
+def test_an_unreadable_retry_after_falls_back_to_backoff() -> None:
+    import httpx
+
+    from factcheck.net import retry_after
+
+    response = httpx.Response(429, headers={"Retry-After": "garbage"})
+    assert retry_after(response, 0.25, 30.0) == 0.25
+    assert retry_after(httpx.Response(429, headers={"Retry-After": "120"}), 0.25, 30.0) == 30.0
+
+
+def test_redact_leaves_text_alone_for_a_key_too_short_to_be_real() -> None:
+    assert redact("Name or service not known", "k") == "Name or service not known"

@@ -85,8 +85,8 @@ def _settings_file(out: Path, settings: dict[str, Any]) -> None:
     "e.g. the MAFC authors' for scifact-mixed-random.",
 )
 @click.option("--out", type=click.Path(path_type=Path), help="Output folder (default: factcheck-eval/DATASET).")
-@click.option("--limit", type=int, help="Check only the first N texts.")
-@click.option("--concurrency", type=int, default=4, show_default=True, help="Texts checked at once.")
+@click.option("--limit", type=click.IntRange(min=1), help="Check only the first N texts.")
+@click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="Texts checked at once.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap resampling.")
 def eval_command(
     dataset: str,
@@ -123,6 +123,8 @@ def eval_command(
     data = load_dataset(dataset, data_dir, **reader_options)
     items = data.items[:limit] if limit else data.items
     specs, rules = parse_specs(scorers), [r.strip() for r in label_rules.split(",") if r.strip()]
+    if not specs or not rules:
+        raise ConfigError("give at least one scorer (--scorers) and one label rule (--labels)")
     out = out or Path("factcheck-eval") / dataset
     out.mkdir(parents=True, exist_ok=True)
     err = Console(stderr=True)

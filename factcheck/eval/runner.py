@@ -28,7 +28,7 @@ from factcheck.jsonl import read_records
 from factcheck.pipeline import Agent, Checker, resolve_scoring
 from factcheck.scoring import rescore
 from factcheck.sources.given import GivenSource
-from factcheck.types import Claim, ClaimVerdict, Judgment, Label, TextVerdict
+from factcheck.types import Claim, ClaimVerdict, Evidence, Judgment, Label, TextVerdict
 
 JUDGMENTS = "judgments.jsonl"
 
@@ -86,7 +86,12 @@ def given_evidence_checker(dataset: Dataset, checker: Checker) -> Checker:
     """A checker whose agents judge each claim against its gold evidence (the verifiers alone)."""
     if not dataset.has_evidence:
         raise ConfigError(f"dataset {dataset.name} carries no gold evidence: use --mode retrieve")
-    evidence = {claim.text: claim.evidence for item in dataset.items for claim in item.claims}
+    # Keyed by claim text: a text that recurs with other gold evidence gets all of it.
+    evidence: dict[str, tuple[Evidence, ...]] = {}
+    for item in dataset.items:
+        for claim in item.claims:
+            known = evidence.get(claim.text, ())
+            evidence[claim.text] = known + tuple(e for e in claim.evidence if e not in known)
     source = GivenSource(evidence=evidence)
     verifiers = {agent.verifier.name: agent.verifier for agent in checker.agents}
     agents = [Agent(f"given+{name}", source, verifier) for name, verifier in verifiers.items()]
@@ -200,6 +205,12 @@ def score_rows(
     scorer's claim scores with the claims' gold outcomes (for calibration plots)."""
     verdicts = [TextVerdict.from_dict(r) for r in records]
     gold = [Label.parse(r["gold"]) for r in records]
+    strangers = sorted({str(g) for g in gold} - {str(c) for c in classes})
+    if strangers:
+        raise InputError(
+            f"gold labels {', '.join(strangers)} are not classes of this dataset ({', '.join(map(str, classes))}): "
+            "are these judgments from another dataset?"
+        )
     levels = 2 if Label.PARTLY_TRUE not in classes else 3
     rows: list[Row] = []
     claim_scores: ClaimScores = {}

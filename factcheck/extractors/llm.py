@@ -38,9 +38,9 @@ _SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
 
 def map_span(text: str, claim: str, min_ratio: float) -> tuple[int, int] | None:
     """Where ``claim`` stands in ``text``: exactly, else the most similar sentence if it is similar enough."""
-    start = text.lower().find(claim.lower())
-    if start >= 0:
-        return (start, start + len(claim))
+    exact = re.search(re.escape(claim), text, re.IGNORECASE)  # offsets of the text itself, whatever case folding does
+    if exact:
+        return exact.span()
     best, best_ratio = None, min_ratio
     for match in _SENTENCE.finditer(text):
         sentence = match.group().strip()
@@ -51,6 +51,14 @@ def map_span(text: str, claim: str, min_ratio: float) -> tuple[int, int] | None:
             offset = match.start() + match.group().index(sentence)
             best, best_ratio = (offset, offset + len(sentence)), ratio
     return best
+
+
+def _claims_of(text: str) -> list[Any]:
+    """The ``claims`` list of the model's JSON answer; LLMError if there is none."""
+    items = parse_json_object(text).get("claims")
+    if not isinstance(items, list):
+        raise LLMError("the model's answer has no 'claims' list")
+    return items
 
 
 async def _fill_missing_queries(claims: list[Claim]) -> list[Claim]:
@@ -75,11 +83,12 @@ class LLMExtractor(ClaimExtractor):
     model: str | None = None
     base_url: str | None = None
     max_queries: int = 3
+    max_claims: int = 50
     min_span_ratio: float = 0.6
 
     def __post_init__(self) -> None:
-        if not 1 <= self.max_queries <= 10:
-            raise ConfigError("llm extractor: max_queries must be between 1 and 10")
+        if not 1 <= self.max_queries <= 10 or self.max_claims < 1:
+            raise ConfigError("llm extractor: max_queries must be between 1 and 10, max_claims at least 1")
 
     async def aextract(self, text: str) -> list[Claim]:
         """The claims of ``text``."""
@@ -88,17 +97,16 @@ class LLMExtractor(ClaimExtractor):
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": f"<<<TEXT>>>\n{safe}\n<<<END TEXT>>>"},
         ]
-        answer = parse_json_object((await chat(messages, model=self.model, base_url=self.base_url)).text)
-        items = answer.get("claims")
-        if not isinstance(items, list):
-            raise LLMError("the model's answer has no 'claims' list")
+        reply = await chat(messages, model=self.model, base_url=self.base_url, validate=_claims_of)
         claims: list[Claim] = []
-        for item in items:
+        # A text (untrusted too) could ask for endless claims: keep the first max_claims.
+        for item in _claims_of(reply.text)[: self.max_claims]:
             statement = item.get("claim") if isinstance(item, dict) else item
             if not isinstance(statement, str) or not statement.strip():
                 continue
-            queries = item.get("queries", []) if isinstance(item, dict) else []
-            queries = tuple(q.strip() for q in queries if isinstance(q, str) and q.strip())[: self.max_queries]
+            raw = item.get("queries") if isinstance(item, dict) else None
+            listed = raw if isinstance(raw, list) else []
+            queries = tuple(q.strip() for q in listed if isinstance(q, str) and q.strip())[: self.max_queries]
             statement = statement.strip()
             span = map_span(text, statement, self.min_span_ratio)
             claims.append(Claim(f"c{len(claims) + 1}", statement, span, queries))

@@ -14,7 +14,7 @@ share a concurrency limit.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -45,6 +45,17 @@ class LLMSettings:
         }
     )
 
+    def __post_init__(self) -> None:
+        numbers = {
+            "timeout_s": self.timeout_s,
+            "max_retries": self.max_retries,
+            "max_concurrency": self.max_concurrency,
+        }
+        if any(isinstance(v, bool) or not isinstance(v, int | float) for v in numbers.values()):
+            raise ConfigError(f"[llm]: timeout_s, max_retries and max_concurrency must be numbers, got {numbers}")
+        if self.timeout_s <= 0 or self.max_retries < 0 or self.max_concurrency < 1:
+            raise ConfigError("[llm]: timeout_s must be positive, max_retries at least 0, max_concurrency at least 1")
+
     def api_key(self) -> str:
         """The key from the environment. A local server needs none; OpenAI itself does."""
         key = os.environ.get(self.api_key_env, "")
@@ -58,15 +69,20 @@ class LLMSettings:
         return (prompt_tokens * price.get("input", 0.0) + completion_tokens * price.get("output", 0.0)) / 1e6
 
 
-def llm_settings(mapping: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None) -> LLMSettings:
-    """LLMSettings from an ``[llm]`` table and the environment (environment wins)."""
-    env = os.environ if env is None else env
-    values = dict(mapping or {})
+def llm_env(env: Mapping[str, str]) -> dict[str, str]:
+    """``[llm]`` settings from ``OPENAI_BASE_URL`` and ``FACTCHECK_LLM_BASE_URL`` / ``_MODEL`` / ``_API_KEY_ENV``."""
+    values = {}
     if env.get("OPENAI_BASE_URL"):
         values["base_url"] = env["OPENAI_BASE_URL"]
     for key in ("base_url", "model", "api_key_env"):
         if env.get(f"FACTCHECK_LLM_{key.upper()}"):
             values[key] = env[f"FACTCHECK_LLM_{key.upper()}"]
+    return values
+
+
+def llm_settings(mapping: Mapping[str, Any] | None = None) -> LLMSettings:
+    """LLMSettings from an ``[llm]`` table (the settings loader has already layered env and flags into it)."""
+    values = dict(mapping or {})
     known = {f for f in LLMSettings.__dataclass_fields__}
     unknown = sorted(set(values) - known)
     if unknown:
@@ -91,7 +107,7 @@ class LLMAnswer:
 
 def resolve(model: str | None = None, base_url: str | None = None) -> LLMSettings:
     """The current check's LLM settings, with a component's own ``model`` / ``base_url`` applied."""
-    settings = current_llm_settings.get() or llm_settings()
+    settings = current_llm_settings.get() or llm_settings(llm_env(os.environ))
     return replace(settings, model=model or settings.model, base_url=base_url or settings.base_url)
 
 
@@ -134,16 +150,24 @@ async def chat(
     model: str | None = None,
     base_url: str | None = None,
     sample: int = 0,
+    cache_as: Mapping[str, Any] | None = None,
+    validate: Callable[[str], object] | None = None,
 ) -> LLMAnswer:
-    """One chat completion. Identical requests are answered from the cache (``sample`` tells
-    apart deliberately repeated requests, such as several samples at temperature 1)."""
+    """One chat completion. Identical requests are answered from the cache.
+
+    ``sample`` tells apart deliberately repeated requests (several samples at
+    temperature 1); ``cache_as`` replaces the messages in the cache key (a prompt
+    holding a random fence nonce is cached by what it asks instead); an answer
+    ``validate(text)`` rejects is not cached.
+    """
     settings = resolve(model, base_url)
     request = {
         "base_url": settings.base_url,
         "model": settings.model,
-        "messages": list(messages),
+        "messages": list(messages) if cache_as is None else dict(cache_as),
         "temperature": temperature,
         "sample": sample,
     }
-    data = await cached("llm", CLIENT_VERSION, request, lambda: _complete(settings, messages, temperature))
+    check = (lambda data: validate(data["text"])) if validate is not None else None
+    data = await cached("llm", CLIENT_VERSION, request, lambda: _complete(settings, messages, temperature), check)
     return LLMAnswer(data["text"], data.get("prompt_tokens", 0), data.get("completion_tokens", 0))

@@ -159,8 +159,8 @@ def parse_results(answer: Mapping[str, Any], fields: ResultFields, source: str, 
 def redact(message: str, secret: str) -> str:
     """``message`` with ``secret`` (plain or URL-encoded) replaced, including a fragment of it
     left at the end of a message that was cut short."""
-    if not secret:
-        return message
+    if len(secret) < 2 * MIN_KEY_FRAGMENT:
+        return message  # not a real key; replacing it would mangle ordinary words
     for form in {secret, quote(secret, safe=""), quote_plus(secret)}:
         message = message.replace(form, REDACTED)
     for n in range(len(secret) - 1, MIN_KEY_FRAGMENT - 1, -1):

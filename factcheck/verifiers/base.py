@@ -20,6 +20,13 @@ class Verifier(Configurable, ABC):
 
     name: str
 
+    async def prepare(self) -> None:
+        """Get ready before a check's first claim (check that a needed API key is set).
+
+        Runs once per check; a :class:`factcheck.MissingKeyError` skips this
+        verifier's agents (before they search), as for :meth:`Source.prepare`.
+        """
+
     @abstractmethod
     async def judge(self, claim: Claim, evidence: Sequence[Evidence]) -> Assessment:
         """Judge ``claim`` against ``evidence``."""

@@ -1,28 +1,30 @@
 """The ``llm`` verifier: the MAFC paper's verification prompt, on any OpenAI-compatible model.
 
 Evidence is untrusted: web pages and snippets can carry instructions. Each
-passage goes into the prompt inside a fence whose marker holds a nonce the
-passage cannot know (it is a hash of all the evidence, so prompts, and the
-cache, stay deterministic), any fence-like text inside a passage is defused,
-and the system prompt says that fenced text is data that cannot change the
-task. The answer must be one JSON object; anything else is a failed call and
-the agent abstains.
+passage goes into the prompt inside a fence whose marker holds a random nonce
+drawn for that call, which no passage can know; fence-like text in a passage,
+its title or source, and the claim is defused and titles lose their line
+breaks; the system prompt says fenced text is data that cannot change the task.
+The cache keys the call by what it asks (claim and evidence), not by the
+prompt with its nonce. The answer must be one JSON object; anything else is a
+failed call (never cached) and the agent abstains.
 """
 
 from __future__ import annotations
 
-import hashlib
+import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from factcheck.errors import ConfigError, LLMError
-from factcheck.llm.client import chat
+from factcheck.llm.client import chat, resolve
 from factcheck.llm.jsonparse import parse_json_object
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.types import Assessment, Claim, Evidence
 from factcheck.verifiers.base import Verifier
 
+PROMPT_VERSION = "verify-1"  # part of the cache key: bump when the prompt changes
 SYSTEM_PROMPT = """You are a meticulous fact-checker. You judge whether a CLAIM is true or false using the \
 EVIDENCE passages you are given, and your own knowledge only where the evidence is silent.
 
@@ -36,23 +38,33 @@ Answer with one JSON object and nothing else:
 passages you relied on"}}"""
 
 
-def fence(evidence: Sequence[Evidence]) -> tuple[str, str]:
-    """The evidence block of the prompt and its nonce."""
-    nonce = hashlib.sha256("\x00".join(e.text for e in evidence).encode()).hexdigest()[:12]
+def defuse(text: str) -> str:
+    """Text that cannot open or close a fence."""
+    return text.replace("<<<", "< < <").replace(">>>", "> > >")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(defuse(text).split())
+
+
+def fence(evidence: Sequence[Evidence], nonce: str | None = None) -> tuple[str, str]:
+    """The evidence block of the prompt and its nonce (random unless given)."""
+    nonce = nonce or secrets.token_hex(8)
     blocks = []
     for number, item in enumerate(evidence, 1):
-        text = item.text.replace("<<<", "< < <").replace(">>>", "> > >")  # no passage can open or close a fence
-        meta = f"#{number} source={item.source}" + (f" title={item.title!r}" if item.title else "")
-        blocks.append(f"<<<EVIDENCE {nonce} {meta}>>>\n{text}\n<<<END EVIDENCE {nonce}>>>")
+        # Source and title are untrusted too: they go inside the fence, on one line each.
+        head = f"source: {_one_line(item.source)}" + (f"\ntitle: {_one_line(item.title)}" if item.title else "")
+        blocks.append(f"<<<EVIDENCE {nonce} #{number}>>>\n{head}\n{defuse(item.text)}\n<<<END EVIDENCE {nonce}>>>")
     return "\n\n".join(blocks), nonce
 
 
 def messages_for(claim: Claim, evidence: Sequence[Evidence]) -> list[dict[str, str]]:
     """The chat messages that ask for a verdict on ``claim``."""
     block, nonce = fence(evidence)
+    claim_text = _one_line(claim.text)
     return [
         {"role": "system", "content": SYSTEM_PROMPT.format(nonce=nonce)},
-        {"role": "user", "content": f"CLAIM: {claim.text}\n\nEVIDENCE:\n{block}\n\nIs the CLAIM true or false?"},
+        {"role": "user", "content": f"CLAIM: {claim_text}\n\nEVIDENCE:\n{block}\n\nIs the CLAIM true or false?"},
     ]
 
 
@@ -87,9 +99,22 @@ class LLMVerifier(Verifier):
         if self.max_passages < 1 or not 0 <= self.temperature <= 2:
             raise ConfigError("llm: max_passages must be at least 1 and temperature in [0, 2]")
 
+    async def prepare(self) -> None:
+        resolve(self.model, self.base_url).api_key()  # MissingKeyError: skip the agent before it searches
+
     async def _judge_once(self, claim: Claim, evidence: Sequence[Evidence]) -> Assessment:
+        asked = {
+            "prompt": PROMPT_VERSION,
+            "claim": claim.text,
+            "evidence": [[e.source, e.title, e.text] for e in evidence],
+        }
         answer = await chat(
-            messages_for(claim, evidence), temperature=self.temperature, model=self.model, base_url=self.base_url
+            messages_for(claim, evidence),
+            temperature=self.temperature,
+            model=self.model,
+            base_url=self.base_url,
+            cache_as=asked,
+            validate=lambda text: read_verdict(parse_json_object(text)),
         )
         return read_verdict(parse_json_object(answer.text))
 
