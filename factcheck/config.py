@@ -70,7 +70,8 @@ PROFILES: dict[str, Profile] = {
         (
             AgentSpec("web", "serper", "llm"),
             AgentSpec("wikipedia", "wikipedia", "llm"),
-            AgentSpec("selfcheck", "selfcheck", "llm"),
+            # per_passage: with samples > 1, confidence reflects how far the samples agree
+            AgentSpec("selfcheck", "selfcheck", "llm", verifier_options={"per_passage": True}),
         ),
         "llm",
         "llm",

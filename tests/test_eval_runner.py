@@ -91,6 +91,8 @@ def test_gold_comes_from_the_line_then_the_dataset_by_id_then_by_text() -> None:
         {"gold": "FALSE", "text": "other", "claims": []},
     ]
     assert [r["gold"] for r in attach_gold(lines, dataset())] == ["TRUE", "PARTLY TRUE", "FALSE"]
+    keyed = Dataset("k", 2, (EvalItem("scifact-dev-3", "x", T, (), {"scifact_dev_id": 3}),), False, "")
+    assert attach_gold([{"id": 3, "text": "?", "claims": []}], keyed)[0]["gold"] == "TRUE"  # the dataset's own key
     with pytest.raises(InputError, match="line 1: no 'gold' field"):
         attach_gold([{"id": "nope", "text": "nope", "claims": []}], dataset())
 
@@ -101,6 +103,7 @@ def test_scorer_specs() -> None:
         ScorerSpec("average", {"remap": "false"}),
         ScorerSpec("mafc", {"bounds": "reference", "thresholds": "0.5"}),
     ]
+    assert ScorerSpec.parse("mafc:thresholds=0.4;0.6").options == {"thresholds": "0.4,0.6"}
     spec = ScorerSpec.parse("mafc:bounds=reference")
     assert str(spec) == "mafc:bounds=reference"
     with pytest.raises(ConfigError, match="name:key=value"):

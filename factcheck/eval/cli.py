@@ -88,6 +88,9 @@ def _settings_file(out: Path, settings: dict[str, Any]) -> None:
 @click.option("--limit", type=click.IntRange(min=1), help="Check only the first N texts.")
 @click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="Texts checked at once.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap resampling.")
+@click.option("--llm-base-url", help="OpenAI-compatible endpoint for the LLM components.")
+@click.option("--llm-model", help="Model name for the LLM components.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
 def eval_command(
     dataset: str,
     data_dir: Path,
@@ -106,6 +109,9 @@ def eval_command(
     limit: int | None,
     concurrency: int,
     seed: int,
+    llm_base_url: str | None,
+    llm_model: str | None,
+    no_cache: bool,
 ) -> None:
     """Evaluate on DATASET: check its texts once into judgments.jsonl, then score them with
     every scorer x label rule and write report.md, report.json and plots."""
@@ -144,7 +150,9 @@ def eval_command(
         with (out / JUDGMENTS).open("w", encoding="utf-8") as handle:
             handle.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
     else:
-        records = _check(data, items, out, profile, config, corpus, mode, extract, concurrency, err)
+        llm = {k: v for k, v in (("base_url", llm_base_url), ("model", llm_model)) if v}
+        cache = {"enabled": False} if no_cache else {}
+        records = _check(llm, cache, data, items, out, profile, config, corpus, mode, extract, concurrency, err)
         source = str(out / JUDGMENTS)
     if not records:
         raise InputError("no texts to score")
@@ -171,6 +179,8 @@ def eval_command(
 
 
 def _check(
+    llm: dict[str, str],
+    cache: dict[str, Any],
     data: Any,
     items: Any,
     out: Path,
@@ -186,7 +196,7 @@ def _check(
     from factcheck.jsonl import read_records
     from factcheck.pipeline import Checker
 
-    checker = Checker(config=config, profile=profile, corpus=corpus)
+    checker = Checker(config=config, profile=profile, corpus=corpus, llm=llm, cache=cache)
     if mode == "given":
         checker = given_evidence_checker(data, checker)
     _settings_file(

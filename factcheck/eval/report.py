@@ -35,6 +35,11 @@ def paper_value(dataset: str, row: Row, metric: str) -> float | None:
     return PAPER.get(dataset, {}).get(row.scorer, {}).get(metric)
 
 
+def _paper(dataset: str, row: Row) -> str:
+    accuracy, f1 = paper_value(dataset, row, "accuracy"), paper_value(dataset, row, "macro_f1")
+    return _opt(accuracy) + (f" (F1 {f1:.2f})" if f1 is not None else "")
+
+
 def _ci(value: float, ci: Sequence[float]) -> str:
     return f"{value:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
 
@@ -65,7 +70,7 @@ def markdown(summary: Mapping[str, Any], rows: Sequence[Row]) -> str:
         lines.append(
             f"| {row.scorer} | {row.labels} | {_ci(m['accuracy'], m['accuracy_ci'])} | "
             f"{_ci(m['macro_f1'], m['macro_f1_ci'])} | {m['weighted_f1']:.3f} | {recalls} | "
-            f"{m['abstention']:.1%} | {_opt(m['ece'])} | {_opt(paper_value(dataset, row, 'accuracy'))} |"
+            f"{m['abstention']:.1%} | {_opt(m['ece'])} | {_paper(dataset, row)} |"
         )
     cost = summary["cost_per_claim"]
     lines += [

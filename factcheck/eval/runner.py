@@ -48,7 +48,8 @@ class ScorerSpec:
             key, sep, value = pair.partition("=")
             if not sep:
                 raise ConfigError(f"scorer {text!r}: options look like name:key=value")
-            options[key.strip()] = value.strip()
+            # "," separates scorers, so a list inside one scorer's option is written with ";"
+            options[key.strip()] = value.strip().replace(";", ",")
         return cls(name.strip(), options)
 
     def __str__(self) -> str:
@@ -159,15 +160,21 @@ def replay_records(items: Sequence[EvalItem], judged: Iterable[dict[str, Any]]) 
 
 def attach_gold(records: Iterable[dict[str, Any]], dataset: Dataset | None) -> list[dict[str, Any]]:
     """Give each record a ``gold`` label: its own, else the dataset's by id, else by exact text."""
-    by_id = {item.id: item for item in dataset.items} if dataset else {}
-    by_text = {item.text: item for item in dataset.items} if dataset else {}
+    items = dataset.items if dataset else ()
+    by_id = {item.id: item for item in items}
+    # Records may name an item by the dataset's own key: a SciFact dev id, a row index.
+    for item in items:
+        for key in ("scifact_dev_id", "row"):
+            if key in item.meta:
+                by_id.setdefault(str(item.meta[key]), item)
+    by_text = {item.text: item for item in items}
     out = []
     for number, data in enumerate(records, 1):
         if data.get("gold") is None:
-            item = by_id.get(str(data.get("id"))) or by_text.get(str(data.get("text")))
-            if item is None:
+            found = by_id.get(str(data.get("id"))) or by_text.get(str(data.get("text")))
+            if found is None:
                 raise InputError(f"judgments line {number}: no 'gold' field and no dataset item with its id or text")
-            data = {**data, "gold": str(item.gold)}
+            data = {**data, "gold": str(found.gold)}
         out.append(data)
     return out
 
