@@ -91,3 +91,17 @@ def render(verdict: TextVerdict, console: Console) -> None:
         console.print(Text(f"note: {note}", style="yellow"))
     for claim in verdict.claims:
         console.print(_claim_block(claim))
+    console.print(usage_line(verdict))
+
+
+def usage_line(verdict: TextVerdict) -> Text:
+    """What the check cost."""
+    u = verdict.usage
+    hits = sum(u.cache_hits.values())
+    parts = [
+        f"{u.llm_calls} LLM calls",
+        f"{u.prompt_tokens + u.completion_tokens} tokens",
+        f"{u.search_calls} searches",
+    ]
+    parts += [f"${u.cost_usd:.4f}", f"{hits} cache hits", f"{u.wall_s.get('total', 0.0):.1f} s"]
+    return Text("usage: " + ", ".join(parts), style="dim")

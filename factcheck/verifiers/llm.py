@@ -124,6 +124,8 @@ class LLMVerifier(Verifier):
             return Assessment(None, 0.0, "no evidence retrieved")
         if not self.per_passage:
             return await self._judge_once(claim, passages)
+        if len(passages) == 1:
+            return await self._judge_once(claim, passages)
         verdicts = [await self._judge_once(claim, [p]) for p in passages]
         votes_true = [v for v in verdicts if v.factuality]
         votes_false = [v for v in verdicts if not v.factuality]
