@@ -75,7 +75,7 @@ def test_check_with_a_users_corpus(tmp_path: Path) -> None:
         (["check", "--file", "/nonexistent/post.txt"], "cannot read /nonexistent/post.txt"),
         (
             ["check", "Some claim here.", "--scorer", "nope"],
-            "unknown scorer 'nope' (available: average, mafc, majority, normsum)",
+            "unknown scorer 'nope' (available: average, mafc, majority, normsum, pamas)",
         ),
         (["check", "Some claim here.", "--labels", "nope"], "unknown label rule 'nope'"),
         (["check", "Some claim here.", "-o", "colour=blue"], "unknown scoring option colour"),
@@ -143,7 +143,13 @@ def test_plugins_lists_builtins_only_with_all() -> None:
     code, output = run("plugins", "--all")
     plugins = {p["name"]: p for p in json.loads(output)}
     assert plugins["factcheck.sources.corpus"]["registered"] == {"sources": ["corpus"]}
-    assert plugins["factcheck.scoring.builtins"]["registered"]["scorers"] == ["mafc", "average", "normsum", "majority"]
+    assert plugins["factcheck.scoring.builtins"]["registered"]["scorers"] == [
+        "mafc",
+        "average",
+        "normsum",
+        "majority",
+        "pamas",
+    ]
     assert plugins["factcheck.cli"]["registered"]["commands"] == ["check", "score", "plugins"]
     assert all(p["builtin"] for p in plugins.values())
 

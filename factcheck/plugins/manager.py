@@ -53,6 +53,7 @@ BUILTIN_PLUGINS = (
     "factcheck.scoring.builtins",
     "factcheck.cli",
     "factcheck.eval.cli",
+    "factcheck.eval.calibrate",
 )
 
 # kind -> (hook name, accepted types)

@@ -9,6 +9,7 @@ from factcheck.plugins.hookspecs import hookimpl
 from factcheck.scoring.baselines import AverageScorer, MajorityScorer, NormalisedSumScorer
 from factcheck.scoring.labels import ComposeRule, ThresholdRule
 from factcheck.scoring.mafc import MAFCScorer
+from factcheck.scoring.pamas import PAMASScorer
 
 
 @hookimpl
@@ -18,6 +19,7 @@ def register_scorers(register: Callable[[Any], None]) -> None:
         AverageScorer(),
         NormalisedSumScorer(),
         MajorityScorer(),
+        PAMASScorer(),
         ThresholdRule(),
         ComposeRule(),
     ):

@@ -1,0 +1,99 @@
+"""``factcheck calibrate``: learn agent trust from labelled, recorded judgments, and
+cross-validate it so nobody fools themselves."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from factcheck.errors import InputError
+from factcheck.eval.metrics import accuracy, bootstrap_ci
+from factcheck.jsonl import read_records
+from factcheck.plugins.hookspecs import hookimpl
+from factcheck.scoring.mafc import MAFCScorer
+from factcheck.scoring.pamas import DEFAULT_GROUPS, pamas_score, parse_groups
+from factcheck.trust import WEIGHTINGS, learn_trust
+from factcheck.types import Judgment, Label, TextVerdict
+
+
+def claim_cases(records: Sequence[Mapping[str, Any]]) -> list[tuple[int, tuple[Judgment, ...], bool]]:
+    """``(record index, judgments, claim is TRUE)`` for every claim with a TRUE / FALSE gold label."""
+    cases = []
+    for index, record in enumerate(records):
+        verdict = TextVerdict.from_dict(record)
+        raw_claims = record.get("claims") or []
+        for raw, claim in zip(raw_claims, verdict.claims, strict=True):
+            gold = raw.get("gold") or (record.get("gold") if len(raw_claims) == 1 else None)
+            if gold in ("TRUE", "FALSE"):
+                cases.append((index, claim.judgments, gold == "TRUE"))
+    return cases
+
+
+def cross_validate(
+    records: Sequence[Mapping[str, Any]], folds: int, *, weighting: str, groups: str, seed: int = 0
+) -> dict[str, tuple[float, tuple[float, float]]]:
+    """Held-out claim accuracy (with a bootstrap CI) of MAFC and of ``pamas`` with trust learned on the other folds."""
+    order = list(range(len(records)))
+    random.Random(seed).shuffle(order)
+    fold_of = {record: i % folds for i, record in enumerate(order)}
+    cases = claim_cases(records)
+    mafc = MAFCScorer()
+    predicted: dict[str, list[Label]] = {"mafc": [], f"pamas ({weighting})": []}
+    gold: list[Label] = []
+    for fold in range(folds):
+        trust = learn_trust([r for i, r in enumerate(records) if fold_of[i] != fold])
+        for index, judgments, truth in cases:
+            if fold_of[index] != fold:
+                continue
+            votes = [j for j in judgments if j.factuality is not None]
+            gold.append(Label.TRUE if truth else Label.FALSE)
+            if not votes:
+                for labels in predicted.values():
+                    labels.append(Label.UNVERIFIED)
+                continue
+            weights = {j.agent: trust.weight(j.agent, weighting) for j in votes}
+            for name, score in (
+                ("mafc", mafc.score_votes(votes)),
+                (f"pamas ({weighting})", pamas_score(votes, weights, parse_groups(groups), False)),
+            ):
+                predicted[name].append(Label.TRUE if score > 0.5 else Label.FALSE)
+    return {name: (accuracy(gold, p), bootstrap_ci(gold, p, accuracy)) for name, p in predicted.items()}
+
+
+@click.command()
+@click.argument("judgments", metavar="JUDGMENTS.jsonl")
+@click.option("--out", type=click.Path(path_type=Path), default="trust.json", show_default=True)
+@click.option("--rate", type=click.FloatRange(0, 1), default=0.1, show_default=True, help="PAMAS eq. 15 learning rate.")
+@click.option("--cv", type=click.IntRange(min=2), help="Also report K-fold cross-validated accuracy.")
+@click.option("--weighting", type=click.Choice(WEIGHTINGS), default="log_odds", show_default=True)
+@click.option("--groups", default=DEFAULT_GROUPS, show_default=True, help="pamas coordinator groups.")
+def calibrate(judgments: str, out: Path, rate: float, cv: int | None, weighting: str, groups: str) -> None:
+    """Learn each agent's trust from labelled recorded checks (each line's `gold`, or a claim's own)."""
+    records = [r for _, r in read_records(judgments)]
+    trust = learn_trust(records, rate=rate)
+    if not trust.agents:
+        raise InputError(f"{judgments}: no judgments of claims with a TRUE / FALSE gold label")
+    trust.save(out)
+    table = Table(title=f"trust from {len(records)} texts -> {out}")
+    for column in ("agent", "judged", "accuracy", "abstention", "log_odds", "pamas (eq. 15)"):
+        table.add_column(column)
+    for name, t in trust.agents.items():
+        table.add_row(
+            name, str(t.judged), f"{t.accuracy:.3f}", f"{t.abstention:.1%}", f"{t.log_odds:.3f}", f"{t.pamas:.3f}"
+        )
+    console = Console()
+    console.print(table)
+    if cv:
+        for name, (value, (low, high)) in cross_validate(records, cv, weighting=weighting, groups=groups).items():
+            console.print(f"{cv}-fold cross-validated accuracy, {name}: {value:.3f} [{low:.3f}, {high:.3f}]")
+
+
+@hookimpl
+def register_commands(register: Callable[[Any], None]) -> None:
+    register(calibrate)

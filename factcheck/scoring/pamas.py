@@ -1,0 +1,111 @@
+"""PAMAS-style trust-weighted aggregation (papers/000: hierarchical perspective aggregation).
+
+Agents sit under coordinators (groups; PAMAS puts retrieval-based and
+model-based agents under separate ones: ``groups=PAPER_GROUPS``; by default
+each agent is its own coordinator, a flat trust-weighted vote, which measured
+better). With ``alpha_j`` the trust weight of agent ``j`` (from a
+trust file made by ``factcheck calibrate``; 1 without one) and ``x_j`` its
+signed score (``votes=true``: its bare vote, +1 / -1, as in eq. 5)::
+
+    coordinator c:   s_c  = sum_j alpha_j x_j / sum_j alpha_j          (eq. 5, as a score)
+    decision maker:  S    = sum_c beta_c s_c / sum_c beta_c,  beta_c = mean alpha_j of c's voters
+    claim score      (S + 1) / 2
+
+The coordinator's decision ``1[sum alpha_j (2 d_j - 1) > 0]`` of eq. 5 is the
+sign of ``s_c`` when ``votes=true``. Grouping stops a crowd of similar agents
+(three web searches quoting one page) from outvoting another kind of evidence:
+each group counts by its trust, not by its size. The optional LLM decision-maker
+of eq. 6 is not implemented.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from factcheck.errors import ConfigError
+from factcheck.scoring.base import Scorer
+from factcheck.trust import WEIGHTINGS, Trust
+from factcheck.types import Judgment
+
+# Every agent its own coordinator: a flat trust-weighted vote. Grouping retrieval against model
+# agents, as PAMAS does, measured worse on the SciFact replay (docs/aggregation.md): a coordinator's
+# trust is the mean of its members', so a weak member dilutes a strong one.
+DEFAULT_GROUPS = ""
+PAPER_GROUPS = "retrieval=Google,Wikipedia,web,wikipedia,serper,serpapi,corpus,given;model=LLM,selfcheck"
+
+
+@lru_cache(maxsize=32)
+def parse_groups(text: str) -> Mapping[str, str]:
+    """``"retrieval=a,b;model=c"`` -> ``{"a": "retrieval", "b": "retrieval", "c": "model"}``."""
+    groups: dict[str, str] = {}  # cached: callers must not change the result
+    for part in filter(None, (p.strip() for p in text.split(";"))):
+        name, sep, members = part.partition("=")
+        if not sep or not name.strip():
+            raise ConfigError(f"pamas: groups look like name=agent,agent;name=agent, got {part!r}")
+        for member in filter(None, (m.strip() for m in members.split(","))):
+            groups[member] = name.strip()
+    return groups
+
+
+@lru_cache(maxsize=16)
+def _load_trust(path: str, mtime_ns: int) -> Trust:
+    return Trust.load(path)
+
+
+def load_trust(path: str) -> Trust:
+    """The trust file at ``path`` (re-read when it changes); no trust at all for ``""``."""
+    if not path:
+        return Trust()
+    file = Path(path).expanduser()
+    if not file.is_file():
+        raise ConfigError(f"pamas: trust file not found: {path}")
+    return _load_trust(str(file), file.stat().st_mtime_ns)
+
+
+def pamas_score(
+    votes: Sequence[Judgment], weights: Mapping[str, float], groups: Mapping[str, str], bare: bool
+) -> float:
+    """The claim score of the equations above. Agents of weight 0 are ignored, unless all are."""
+    if all(weights.get(j.agent, 1.0) <= 0 for j in votes):
+        weights = {}  # nobody is trusted: fall back to equal weights rather than to no answer
+    by_group: dict[str, list[tuple[float, float]]] = {}
+    for judgment in votes:
+        alpha = weights.get(judgment.agent, 1.0)
+        if alpha <= 0:
+            continue
+        x = (1.0 if judgment.factuality else -1.0) if bare else judgment.signed_score
+        by_group.setdefault(groups.get(judgment.agent, judgment.agent), []).append((alpha, x))
+    numerator = denominator = 0.0
+    for members in by_group.values():
+        total = sum(alpha for alpha, _ in members)
+        s_c = sum(alpha * x for alpha, x in members) / total
+        beta_c = total / len(members)
+        numerator += beta_c * s_c
+        denominator += beta_c
+    return (numerator / denominator + 1) / 2
+
+
+@dataclass(frozen=True)
+class PAMASScorer(Scorer):
+    """Trust-weighted, grouped aggregation. Options: ``trust`` (trust file from ``factcheck calibrate``),
+    ``weighting`` (log_odds | pamas), ``groups`` (``name=agent,agent;name=agent``), ``votes`` (bare votes)."""
+
+    name = "pamas"
+    trust: str = ""
+    weighting: str = "log_odds"
+    groups: str = DEFAULT_GROUPS
+    votes: bool = False
+
+    def __post_init__(self) -> None:
+        if self.weighting not in WEIGHTINGS:
+            raise ConfigError(f"pamas: weighting must be one of {', '.join(WEIGHTINGS)}, got {self.weighting!r}")
+        parse_groups(self.groups)
+        load_trust(self.trust)
+
+    def score_votes(self, votes: Sequence[Judgment]) -> float:
+        trust = load_trust(self.trust)
+        weights = {j.agent: trust.weight(j.agent, self.weighting) for j in votes}
+        return pamas_score(votes, weights, parse_groups(self.groups), self.votes)

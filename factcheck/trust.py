@@ -1,0 +1,143 @@
+"""How far each agent can be trusted, learned from labelled, recorded judgments.
+
+``factcheck calibrate`` writes a trust file; the ``pamas`` scorer and trust
+routing read it. Per agent it holds the accuracy of its non-abstaining
+judgments, its abstention rate, and two weights:
+
+- ``log_odds = log(acc / (1 - acc))`` (Laplace-smoothed accuracy): the optimal
+  weight of an independent voter with that accuracy (Nitzan & Paroush, 1982);
+  clamped at 0, so an agent worse than chance is ignored rather than inverted;
+- ``pamas``: the PAMAS trust update (papers/000, eq. 15), run over the samples
+  in order from alpha = 1: ``alpha <- (1 - a) alpha + a (r + acc)``, with ``r``
+  1 when the agent was right on the sample and 0 when wrong (no LLM reflection),
+  ``acc`` its accuracy so far, and learning rate ``a``.
+
+An agent the file does not know gets weight 1.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from factcheck.errors import ConfigError, InputError
+
+TRUST_SCHEMA = "factcheck-trust/1"
+WEIGHTINGS = ("log_odds", "pamas")
+
+
+@dataclass(frozen=True)
+class AgentTrust:
+    """What the labelled data says about one agent."""
+
+    judged: int
+    correct: int
+    abstained: int
+    pamas: float
+
+    @property
+    def accuracy(self) -> float:
+        """Laplace-smoothed accuracy of the agent's verdicts: (correct + 1) / (judged + 2)."""
+        return (self.correct + 1) / (self.judged + 2)
+
+    @property
+    def abstention(self) -> float:
+        """Share of claims on which the agent gave no verdict."""
+        total = self.judged + self.abstained
+        return self.abstained / total if total else 0.0
+
+    @property
+    def log_odds(self) -> float:
+        """``max(0, log(acc / (1 - acc)))``."""
+        return max(0.0, math.log(self.accuracy / (1 - self.accuracy)))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "judged": self.judged,
+            "correct": self.correct,
+            "abstained": self.abstained,
+            "accuracy": round(self.accuracy, 6),
+            "abstention": round(self.abstention, 6),
+            "log_odds": round(self.log_odds, 6),
+            "pamas": self.pamas,
+        }
+
+
+@dataclass(frozen=True)
+class Trust:
+    """Trust of every agent seen in the labelled data."""
+
+    agents: Mapping[str, AgentTrust] = field(default_factory=dict)
+
+    def weight(self, agent: str, weighting: str = "log_odds") -> float:
+        """The agent's weight under ``weighting`` (``log_odds`` or ``pamas``); 1 for an unknown agent."""
+        if weighting not in WEIGHTINGS:
+            raise ConfigError(f"weighting must be one of {', '.join(WEIGHTINGS)}, got {weighting!r}")
+        known = self.agents.get(agent)
+        if known is None:
+            return 1.0
+        return known.log_odds if weighting == "log_odds" else known.pamas
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema": TRUST_SCHEMA, "agents": {name: t.to_dict() for name, t in self.agents.items()}}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Trust:
+        if data.get("schema") != TRUST_SCHEMA:
+            raise InputError(f"not a trust file (schema {data.get('schema')!r}, expected {TRUST_SCHEMA!r})")
+        try:
+            agents = {
+                str(name): AgentTrust(int(t["judged"]), int(t["correct"]), int(t["abstained"]), float(t["pamas"]))
+                for name, t in dict(data["agents"]).items()
+            }
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"malformed trust file: {exc}") from None
+        return cls(agents)
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> Trust:
+        try:
+            return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            raise ConfigError(f"trust file not found: {path}") from None
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}: not valid JSON ({exc.msg})") from None
+
+
+def labelled_judgments(records: Iterable[Mapping[str, Any]]) -> Iterable[tuple[str, bool | None, bool]]:
+    """``(agent, factuality, claim is TRUE)`` for every judgment of a claim with a TRUE / FALSE gold label.
+
+    A claim's gold is its own ``gold`` field, else (for a one-claim text) the text's ``gold``.
+    """
+    for record in records:
+        claims = record.get("claims") or []
+        for claim in claims:
+            gold = claim.get("gold") or (record.get("gold") if len(claims) == 1 else None)
+            if gold not in ("TRUE", "FALSE"):
+                continue
+            for judgment in claim.get("judgments") or []:
+                yield str(judgment["agent"]), judgment.get("factuality"), gold == "TRUE"
+
+
+def learn_trust(records: Iterable[Mapping[str, Any]], *, rate: float = 0.1) -> Trust:
+    """Trust learned from labelled, recorded checks (the eval harness's ``judgments.jsonl``)."""
+    counts: dict[str, list[int]] = {}  # agent -> [judged, correct, abstained]
+    alpha: dict[str, float] = {}
+    for agent, factuality, truth in labelled_judgments(records):
+        judged, correct, abstained = counts.setdefault(agent, [0, 0, 0])
+        if factuality is None:
+            counts[agent][2] += 1
+            continue
+        right = factuality == truth
+        counts[agent] = [judged + 1, correct + right, abstained]
+        accuracy_so_far = (correct + right + 1) / (judged + 3)
+        # PAMAS eq. 15, with the reflection term r = 1 if right else 0.
+        alpha[agent] = (1 - rate) * alpha.get(agent, 1.0) + rate * (float(right) + accuracy_so_far)
+    return Trust({a: AgentTrust(c[0], c[1], c[2], alpha.get(a, 1.0)) for a, c in counts.items()})
