@@ -67,7 +67,7 @@ def test_builtins_register_through_the_hooks() -> None:
     assert set(factcheck.get_verifiers()) == {"lexical", "llm"}
     assert set(factcheck.get_extractors()) == {"sentence", "llm"}
     assert set(factcheck.get_scorers()) == {"mafc", "average", "normsum", "majority", "pamas"}
-    assert set(factcheck.get_label_rules()) == {"threshold", "compose"}
+    assert set(factcheck.get_label_rules()) == {"threshold", "compose", "probable"}
 
 
 def test_entry_point_plugin_is_loaded_with_its_distribution(site: Path) -> None:

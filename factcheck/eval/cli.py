@@ -161,6 +161,10 @@ def eval_command(
     from factcheck.eval.runner import cost_per_claim
 
     cost = cost_per_claim(records)
+    from factcheck.eval.calibrate import claim_cases
+    from factcheck.eval.metrics import false_consensus_rate
+
+    cases = claim_cases(records)
     summary: dict[str, Any] = {
         "dataset": dataset,
         "description": data.description,
@@ -169,6 +173,8 @@ def eval_command(
         "judgments": source,
         "classes": [str(c) for c in data.labels],
         "cost_per_claim": cost,
+        # ECMR: of the claims where every agent agreed with confidence >= 0.7, the share that were wrong
+        "false_consensus_rate": false_consensus_rate([(j, truth) for _, j, truth in cases]) if cases else None,
         "command": "factcheck " + shlex.join(sys.argv[1:])
         if sys.argv[1:2] == ["eval"]
         else f"factcheck eval {dataset}",

@@ -10,8 +10,10 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import combinations
 
-from factcheck.types import Label
+from factcheck.independence import evidence_overlap
+from factcheck.types import Judgment, Label
 
 
 @dataclass(frozen=True)
@@ -97,3 +99,42 @@ def expected_calibration_error(scores: Sequence[float], outcomes: Sequence[bool]
     if not scores:
         return 0.0
     return sum(count * abs(mean - share) for mean, share, count in reliability(scores, outcomes, bins)) / len(scores)
+
+
+def confident_consensus(judgments: Sequence[Judgment], min_confidence: float = 0.7) -> bool | None:
+    """The verdict a claim's agents reached unanimously and confidently, else ``None``.
+
+    Unanimous and confident: at least two agents voted (abstentions are left
+    out), all with the same factuality, each with confidence >= ``min_confidence``.
+    """
+    votes = [j for j in judgments if not j.abstained]
+    if len(votes) < 2 or any(j.confidence < min_confidence for j in votes):
+        return None
+    verdicts = {j.factuality for j in votes}
+    return votes[0].factuality if len(verdicts) == 1 else None
+
+
+def false_consensus_rate(claims: Sequence[tuple[Sequence[Judgment], bool]], min_confidence: float = 0.7) -> float:
+    """ECMR's false-consensus rate: of the claims on which the agents reached a confident
+    consensus (:func:`confident_consensus`), the share whose consensus contradicts the gold
+    truth (the ``bool`` of each pair). 0 when no claim reached one."""
+    reached = [
+        (agreed, gold)
+        for judgments, gold in claims
+        if (agreed := confident_consensus(judgments, min_confidence)) is not None
+    ]
+    return _ratio(sum(agreed != gold for agreed, gold in reached), len(reached))
+
+
+def evidence_independence_rate(claims: Sequence[Sequence[Judgment]], threshold: float = 0.5) -> float:
+    """Share of agreeing agent pairs (same factuality, both with evidence) whose evidence is not
+    near-duplicate nor the same URL (:mod:`factcheck.independence`). Pairs where an agent has no
+    evidence cannot be assessed and are left out; 0 when no pair is left."""
+    independent = total = 0
+    for judgments in claims:
+        votes = [j for j in judgments if not j.abstained and j.evidence]
+        for a, b in combinations(votes, 2):
+            if a.factuality == b.factuality:
+                total += 1
+                independent += not evidence_overlap(a.evidence, b.evidence).dependent(threshold)
+    return _ratio(independent, total)

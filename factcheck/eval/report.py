@@ -79,6 +79,12 @@ def markdown(summary: Mapping[str, Any], rows: Sequence[Row]) -> str:
         f"{cost['search_calls']:.2f} search calls, {cost['source_calls']:.2f} source calls, "
         f"${cost['cost_usd']:.5f}, {cost['seconds']:.3f} s.",
     ]
+    if summary.get("false_consensus_rate") is not None:
+        lines += [
+            "",
+            f"False-consensus rate (claims where every agent agreed with confidence >= 0.7, share wrong): "
+            f"{summary['false_consensus_rate']:.3f}.",
+        ]
     others = [name for name in PAPER.get(dataset, {}) if name not in {r.scorer for r in rows}]
     if others:
         notes = ", ".join(f"{name} {PAPER[dataset][name]['accuracy']:.2f}" for name in others)

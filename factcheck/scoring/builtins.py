@@ -7,7 +7,7 @@ from typing import Any
 
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.scoring.baselines import AverageScorer, MajorityScorer, NormalisedSumScorer
-from factcheck.scoring.labels import ComposeRule, ThresholdRule
+from factcheck.scoring.labels import ComposeRule, ProbableRule, ThresholdRule
 from factcheck.scoring.mafc import MAFCScorer
 from factcheck.scoring.pamas import PAMASScorer
 
@@ -22,5 +22,6 @@ def register_scorers(register: Callable[[Any], None]) -> None:
         PAMASScorer(),
         ThresholdRule(),
         ComposeRule(),
+        ProbableRule(),
     ):
         register(component)

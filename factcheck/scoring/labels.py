@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -85,3 +86,36 @@ class ComposeRule(LabelRule):
         if labels == {Label.FALSE}:
             return Label.FALSE
         return Label.PARTLY_TRUE
+
+
+@dataclass(frozen=True)
+class ProbableRule(LabelRule):
+    """The most probable text label, reading claim scores as independent probabilities of TRUE.
+
+    With ``p_i`` the verified claims' scores: P(TRUE) = prod p_i, P(FALSE) =
+    prod (1 - p_i), P(PARTLY TRUE) = 1 - both; the label is the largest. Unlike
+    thresholding the mean, one confident refutation among confident
+    confirmations makes a text PARTLY TRUE, whatever the other claims' number.
+    Claims are labelled as by ``threshold``.
+    """
+
+    name = "probable"
+    claim_threshold: float = 0.5
+
+    def __post_init__(self) -> None:
+        _check_threshold(self.name, "claim_threshold", self.claim_threshold)
+
+    def claim_label(self, score: float | None) -> Label:
+        return threshold_claim_label(score, self.claim_threshold)
+
+    def text_label(self, score: float | None, claims: Sequence[ClaimVerdict]) -> Label:
+        probabilities = [min(1.0, max(0.0, c.score)) for c in claims if c.score is not None]
+        if not probabilities:
+            return Label.UNVERIFIED
+        all_true = math.prod(probabilities)
+        all_false = math.prod(1 - p for p in probabilities)
+        partly = 1 - all_true - all_false
+        best = max(all_true, all_false, partly)
+        if best == all_true:
+            return Label.TRUE
+        return Label.FALSE if best == all_false else Label.PARTLY_TRUE
