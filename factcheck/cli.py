@@ -99,6 +99,21 @@ def _read_text(text: str | None, file: Path | None) -> str:
 @click.option("--wikipedia-url", help="MediaWiki API URL (default https://en.wikipedia.org/w/api.php).")
 @click.option("--cache", "cache_path", type=click.Path(path_type=Path), help="SQLite cache file.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
+@click.option(
+    "--routing",
+    type=click.Choice(["all", "trust", "gated"]),
+    help="Which agents answer each claim: all (default), trust (PAMAS) or gated (cheapest first).",
+)
+@click.option("--tau", help="Confidence a gated check needs to stop escalating (default 0.8).")
+@click.option("--trust", "trust_file", type=click.Path(path_type=Path), help="Trust file (factcheck calibrate).")
+@click.option(
+    "--independence",
+    type=click.Choice(["off", "merge"]),
+    default="off",
+    show_default=True,
+    help="merge: agreeing agents citing near-duplicate evidence count once.",
+)
+@click.option("--independence-threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True)
 def check(
     text: str | None,
     file: Path | None,
@@ -116,6 +131,11 @@ def check(
     wikipedia_url: str | None,
     cache_path: Path | None,
     no_cache: bool,
+    routing: str | None,
+    tau: str | None,
+    trust_file: Path | None,
+    independence: str,
+    independence_threshold: float,
 ) -> None:
     """Check TEXT (or --file F, or - for standard input) and report the verdict."""
     from factcheck.pipeline import Checker
@@ -130,6 +150,8 @@ def check(
     cache: dict[str, Any] = {"path": str(cache_path)} if cache_path else {}
     if no_cache:
         cache["enabled"] = False
+    # tau stays a string here so a bad value is reported by the routing policy as a ConfigError.
+    routing_options = {k: v for k, v in (("tau", tau), ("trust", trust_file and str(trust_file))) if v}
     checker = Checker(
         config=config,
         profile=profile,
@@ -141,6 +163,9 @@ def check(
         source_options=source_options,
         llm=llm,
         cache=cache,
+        routing=routing,
+        routing_options=routing_options,
+        independence=independence_threshold if independence == "merge" else None,
     )
     verdict = checker.check(content)
     if fmt == "json":

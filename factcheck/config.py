@@ -24,6 +24,9 @@ Example ``factcheck.toml``::
     [pipeline]
     max_concurrency = 8
     agent_timeout_s = 60
+    routing = "trust"          # which agents answer a claim: all (default), trust or gated
+    tau = 0.8                  # routing options: tau, costs, trust, weighting (docs/routing.md)
+    trust = "trust.json"
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from typing import Any
 
 from factcheck.errors import ConfigError
 from factcheck.options import merge_options
+from factcheck.routing import ROUTING_OPTIONS, ROUTINGS
 
 CONFIG_FILE = "factcheck.toml"
 
@@ -117,10 +121,18 @@ class Settings:
     agent_timeout_s: float = 60.0
     llm: Mapping[str, Any] = field(default_factory=dict)
     cache: Mapping[str, Any] = field(default_factory=dict)
+    routing: str = "all"
+    routing_options: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.profile not in PROFILES:
             raise ConfigError(f"unknown profile {self.profile!r} (available: {', '.join(sorted(PROFILES))})")
+        if self.routing not in ROUTINGS:
+            raise ConfigError(f"unknown routing {self.routing!r} (available: {', '.join(ROUTINGS)})")
+        unknown = sorted(set(self.routing_options) - set(ROUTING_OPTIONS))
+        if unknown:
+            known = ", ".join(ROUTING_OPTIONS)
+            raise ConfigError(f"unknown routing option {', '.join(unknown)} (known: {known})")
         if not isinstance(self.max_concurrency, int) or self.max_concurrency < 1:
             raise ConfigError(f"max_concurrency must be a whole number of at least 1, got {self.max_concurrency!r}")
         if not isinstance(self.agent_timeout_s, int | float) or not 0 < self.agent_timeout_s < math.inf:
@@ -178,11 +190,14 @@ class Settings:
         agent_timeout_s: float | None = None,
         llm: Mapping[str, Any] | None = None,
         cache: Mapping[str, Any] | None = None,
+        routing: str | None = None,
+        routing_options: Mapping[str, Any] | None = None,
     ) -> Settings:
         """A copy with explicit overrides (CLI flags, keyword arguments); ``None`` leaves a setting alone.
 
         ``source_options`` maps a source name to options for every agent using it
-        (``{"serper": {"base_url": ...}}``); ``llm`` and ``cache`` update those tables.
+        (``{"serper": {"base_url": ...}}``); ``llm``, ``cache`` and ``routing_options``
+        update those tables.
         """
         merged_sources = {k: dict(v) for k, v in self.source_options.items()}
         for name, options in (source_options or {}).items():
@@ -201,6 +216,8 @@ class Settings:
             agent_timeout_s=self.agent_timeout_s if agent_timeout_s is None else agent_timeout_s,
             llm=merge_options(self.llm, llm),
             cache=merge_options(self.cache, cache),
+            routing=self.routing if routing is None else routing,
+            routing_options=merge_options(self.routing_options, routing_options),
         )
 
 
@@ -240,10 +257,11 @@ def settings_from_mapping(data: Mapping[str, Any], where: str = CONFIG_FILE) -> 
     )
     scoring = _table(data, "scoring", where)
     pipeline = _table(data, "pipeline", where)
-    unknown = sorted(set(pipeline) - {"max_concurrency", "agent_timeout_s"})
+    known_pipeline = {"max_concurrency", "agent_timeout_s", "routing", *ROUTING_OPTIONS}
+    unknown = sorted(set(pipeline) - known_pipeline)
     if unknown:
         raise ConfigError(
-            f"{where}: unknown [pipeline] setting {', '.join(unknown)} (known: agent_timeout_s, max_concurrency)"
+            f"{where}: unknown [pipeline] setting {', '.join(unknown)} (known: {', '.join(sorted(known_pipeline))})"
         )
     agents = tuple(_agent_from_toml(name, table, profile) for name, table in _table(data, "agents", where).items())
     try:
@@ -259,6 +277,8 @@ def settings_from_mapping(data: Mapping[str, Any], where: str = CONFIG_FILE) -> 
             agent_timeout_s=pipeline.get("agent_timeout_s", 60.0),
             llm=_table(data, "llm", where),
             cache=_table(data, "cache", where),
+            routing=str(pipeline.get("routing", "all")),
+            routing_options={k: pipeline[k] for k in ROUTING_OPTIONS if k in pipeline},
         )
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None

@@ -1,4 +1,7 @@
-"""The Checker: extract claims -> ask every agent (retrieve, then judge) -> score -> label.
+"""The Checker: extract claims -> ask the agents (retrieve, then judge) -> score -> label.
+
+Which agents answer a claim is the routing policy's choice (``routing``: every
+agent by default; see :mod:`factcheck.routing`).
 
 Agents and claims run concurrently under one concurrency limit, each agent
 call under a time-out. An agent whose source or verifier fails, or that runs
@@ -18,9 +21,11 @@ from factcheck.cache import DEFAULT_MAX_BYTES, Cache, current_cache
 from factcheck.config import Settings, load_settings
 from factcheck.errors import ConfigError, InputError, MissingKeyError, raise_errors_requested
 from factcheck.extractors.base import ClaimExtractor
+from factcheck.independence import apply_independence
 from factcheck.llm.client import current_llm_settings, llm_settings
 from factcheck.plugins.manager import get_registry
-from factcheck.scoring import score_text
+from factcheck.routing import RoutingPolicy, build_routing
+from factcheck.scoring import rescore, score_text
 from factcheck.scoring.base import LabelRule, Scorer
 from factcheck.sources.base import Source
 from factcheck.types import Assessment, Claim, Evidence, Judgment, TextVerdict
@@ -80,7 +85,9 @@ class Checker:
 
     Build it from settings (``factcheck.toml``, env, keyword overrides such as
     ``profile``, ``scorer``, ``labels``, ``scoring_options``, ``corpus``,
-    ``sources``) or hand it components directly::
+    ``sources``, ``routing``, ``routing_options``) or hand it components directly.
+    ``independence`` (a similarity threshold, e.g. 0.5) merges agreeing agents
+    whose evidence is near-duplicate before scoring, so they count once::
 
         checker = Checker(scorer="normsum", corpus="my-docs/")
         verdict = checker.check("Aspirin lowers the risk of heart attacks.")
@@ -94,9 +101,13 @@ class Checker:
         agents: Sequence[Agent] | None = None,
         scorer: Scorer | str | None = None,
         labels: LabelRule | str | None = None,
+        routing: RoutingPolicy | str | None = None,
+        independence: float | None = None,
         config: str | os.PathLike[str] | None = None,
         **overrides: Any,
     ) -> None:
+        if isinstance(routing, str):
+            overrides["routing"] = routing
         if isinstance(extractor, str):
             overrides["extractor"] = extractor
         if isinstance(scorer, str):
@@ -124,7 +135,15 @@ class Checker:
             settings.scorer, settings.labels, dict(settings.scoring_options)
         )
         self.scorer = scorer if isinstance(scorer, Scorer) else configured_scorer
+        trust_file = settings.routing_options.get("trust")
+        if trust_file and self.scorer.options().get("trust") == "":
+            # One trust file serves both: routing orders agents by it, a trust-aware scorer weighs them by it.
+            self.scorer = self.scorer.configure(trust=str(trust_file))
         self.labels = labels if isinstance(labels, LabelRule) else configured_rule
+        self.independence = independence
+        self.routing = (
+            routing if isinstance(routing, RoutingPolicy) else build_routing(settings.routing, settings.routing_options)
+        )
         self.llm = llm_settings(settings.llm)
         self.cache = open_cache(settings.cache)
 
@@ -162,7 +181,11 @@ class Checker:
             current_usage.reset(tokens[0])
             current_llm_settings.reset(tokens[1])
             current_cache.reset(tokens[2])
-        return replace(verdict, usage=recorder.freeze())
+        verdict = replace(verdict, usage=recorder.freeze())
+        if self.independence is not None:
+            # Agents citing near-duplicate evidence count once (ECMR); merges are noted in usage.
+            verdict = rescore(apply_independence(verdict, self.independence), self.scorer, self.labels)
+        return verdict
 
     async def _check(self, text: str, given: Sequence[Claim] | None, recorder: UsageRecorder) -> TextVerdict:
         with recorder.timed("total"):
@@ -235,16 +258,22 @@ class Checker:
     async def _judge_claim(
         self, claim: Claim, limit: asyncio.Semaphore, recorder: UsageRecorder, broken: dict[str, str]
     ) -> tuple[Judgment, ...]:
-        return tuple(
-            await asyncio.gather(
-                *(
-                    self._ask(agent, claim, limit, recorder)
-                    if agent.name not in broken
-                    else _abstain(agent, broken[agent.name])
-                    for agent in self.agents
-                )
-            )
-        )
+        """The judgments of the agents the routing policy asks, in the configured agent order."""
+        by_name = {agent.name: agent for agent in self.agents}
+
+        async def ask(name: str) -> Judgment:
+            agent = by_name[name]
+            if agent.name in broken:  # abstains at no cost: routing may escalate past it
+                return await _abstain(agent, broken[agent.name])
+            return await self._ask(agent, claim, limit, recorder)
+
+        judgments = await self.routing.run(list(by_name), ask)
+        asked = {j.agent for j in judgments}
+        avoided = sum(1 for name in by_name if name not in asked and name not in broken)
+        if avoided:
+            recorder.count(recorder.calls, "routing:avoided", avoided)
+        order = list(by_name)
+        return tuple(sorted(judgments, key=lambda j: order.index(j.agent)))
 
     async def _ask(self, agent: Agent, claim: Claim, limit: asyncio.Semaphore, recorder: UsageRecorder) -> Judgment:
         """One agent on one claim; any failure becomes an abstention that says why.

@@ -91,6 +91,19 @@ def _settings_file(out: Path, settings: dict[str, Any]) -> None:
 @click.option("--llm-base-url", help="OpenAI-compatible endpoint for the LLM components.")
 @click.option("--llm-model", help="Model name for the LLM components.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
+@click.option(
+    "--independence",
+    type=click.Choice(["off", "merge"]),
+    default="off",
+    show_default=True,
+    help="merge: agreeing agents citing near-duplicate evidence count once (rescoring only).",
+)
+@click.option(
+    "--trust",
+    "trust_file",
+    type=click.Path(exists=True, path_type=Path),
+    help="Trust file for trust-aware scorers (pamas): the same as -o trust=FILE.",
+)
 def eval_command(
     dataset: str,
     data_dir: Path,
@@ -112,6 +125,8 @@ def eval_command(
     llm_base_url: str | None,
     llm_model: str | None,
     no_cache: bool,
+    independence: str,
+    trust_file: Path | None,
 ) -> None:
     """Evaluate on DATASET: check its texts once into judgments.jsonl, then score them with
     every scorer x label rule and write report.md, report.json and plots."""
@@ -157,7 +172,18 @@ def eval_command(
     if not records:
         raise InputError("no texts to score")
 
-    rows, claim_scores = score_rows(records, data.labels, specs, rules, parse_option_pairs(options), seed=seed)
+    scoring_options = parse_option_pairs(options)
+    if trust_file is not None:
+        scoring_options.setdefault("trust", str(trust_file))
+    rows, claim_scores = score_rows(
+        records,
+        data.labels,
+        specs,
+        rules,
+        scoring_options,
+        seed=seed,
+        independence=0.5 if independence == "merge" else None,
+    )
     from factcheck.eval.runner import cost_per_claim
 
     cost = cost_per_claim(records)

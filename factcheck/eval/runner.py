@@ -207,10 +207,16 @@ def score_rows(
     options: Mapping[str, str],
     *,
     seed: int = 0,
+    independence: float | None = None,
 ) -> tuple[list[Row], ClaimScores]:
     """Re-score the records with every scorer x label rule; the metrics of each, and each
-    scorer's claim scores with the claims' gold outcomes (for calibration plots)."""
+    scorer's claim scores with the claims' gold outcomes (for calibration plots). With
+    ``independence``, agreeing agents citing near-duplicate evidence are merged first."""
     verdicts = [TextVerdict.from_dict(r) for r in records]
+    if independence is not None:
+        from factcheck.independence import apply_independence
+
+        verdicts = [apply_independence(v, independence) for v in verdicts]
     gold = [Label.parse(r["gold"]) for r in records]
     strangers = sorted({str(g) for g in gold} - {str(c) for c in classes})
     if strangers:
