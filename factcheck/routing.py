@@ -130,8 +130,8 @@ class TrustRouting(RoutingPolicy):
 class GatedRouting(RoutingPolicy):
     """Confidence-gated escalation (LASE, papers/003, eq. 7-8), cheapest agent first.
 
-    Agents are asked one at a time in order of cost (ascending; ties keep the
-    configured order). After each answer the policy computes the trust-weighted
+    Agents are asked one at a time in order of cost (ascending; among equally
+    cheap agents the most trusted goes first, then the configured order). After each answer the policy computes the trust-weighted
     mean signed score of the answers so far, ``c = sum alpha_j w_j / sum
     alpha_j`` (abstentions excluded), and stops when ``|c| >= tau``; otherwise it
     asks the next cheapest agent, until the agents run out.
@@ -166,8 +166,10 @@ class GatedRouting(RoutingPolicy):
                 raise ConfigError(f"routing cost of agent {agent!r} must be a non-negative number, got {cost!r}")
 
     def order(self, agents: Sequence[str]) -> list[str]:
-        """Agents by cost, cheapest first (unlisted agents cost 1; a stable sort keeps the configured order)."""
-        return sorted(agents, key=lambda a: self.costs.get(a, 1.0))
+        """Agents by cost, cheapest first (unlisted agents cost 1); equal costs: most trusted first
+        (a stable sort keeps the configured order among equals)."""
+        trust = self.trust or Trust()
+        return sorted(agents, key=lambda a: (self.costs.get(a, 1.0), -trust.weight(a, self.weighting)))
 
     async def run(self, agents: Sequence[str], ask: Ask) -> list[Judgment]:
         weights = _weights(agents, self.trust, self.weighting)
