@@ -131,10 +131,11 @@ class GatedRouting(RoutingPolicy):
     """Confidence-gated escalation (LASE, papers/003, eq. 7-8), cheapest agent first.
 
     Agents are asked one at a time in order of cost (ascending; among equally
-    cheap agents the most trusted goes first, then the configured order). After each answer the policy computes the trust-weighted
-    mean signed score of the answers so far, ``c = sum alpha_j w_j / sum
-    alpha_j`` (abstentions excluded), and stops when ``|c| >= tau``; otherwise it
-    asks the next cheapest agent, until the agents run out.
+    cheap agents the most trusted goes first, then the configured order). After
+    each answer the policy computes the trust-weighted mean signed score of the
+    answers so far, ``c = sum alpha_j w_j / sum alpha_j`` (abstentions
+    excluded), and stops when ``|c| >= tau``; otherwise it asks the next
+    cheapest agent, until the agents run out.
 
     Why this rule rather than "stop when the latest agent is confident":
 
