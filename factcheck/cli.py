@@ -113,7 +113,7 @@ def _read_text(text: str | None, file: Path | None) -> str:
     show_default=True,
     help="merge: agreeing agents citing near-duplicate evidence count once.",
 )
-@click.option("--independence-threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True)
+@click.option("--independence-threshold", type=click.FloatRange(0, 1, min_open=True), default=0.5, show_default=True)
 def check(
     text: str | None,
     file: Path | None,

@@ -140,6 +140,8 @@ class Checker:
             # One trust file serves both: routing orders agents by it, a trust-aware scorer weighs them by it.
             self.scorer = self.scorer.configure(trust=str(trust_file))
         self.labels = labels if isinstance(labels, LabelRule) else configured_rule
+        if independence is not None and not 0 < independence <= 1:
+            raise ConfigError(f"independence threshold must be in (0, 1], got {independence!r}")
         self.independence = independence
         self.routing = (
             routing if isinstance(routing, RoutingPolicy) else build_routing(settings.routing, settings.routing_options)

@@ -104,7 +104,10 @@ class Trust:
     @classmethod
     def load(cls, path: str | Path) -> Trust:
         try:
-            return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+            text = Path(path).read_text(encoding="utf-8")
+            if not text.strip():
+                raise InputError(f"{path} is empty: write a trust file with `factcheck calibrate`")
+            return cls.from_dict(json.loads(text))
         except FileNotFoundError:
             raise ConfigError(f"trust file not found: {path}") from None
         except json.JSONDecodeError as exc:

@@ -75,3 +75,28 @@ def test_eval_takes_trust_and_independence(shared_data: Path, tmp_path: Path) ->
     rows = {r["scorer"]: r for r in json.loads((tmp_path / "r" / "report.json").read_text())["rows"]}
     assert round(rows["pamas"]["accuracy"], 3) == 0.840 and round(rows["mafc"]["accuracy"], 3) == 0.750
     assert json.loads((tmp_path / "r" / "report.json").read_text())["false_consensus_rate"] == 11 / 93
+
+
+def test_a_bad_independence_threshold_fails_before_any_agent_runs() -> None:
+    import pytest
+
+    from factcheck import ConfigError
+
+    with pytest.raises(ConfigError, match="independence threshold"):
+        Checker(agents=[Agent("a", StaticSource(), ScriptedVerifier())], independence=0.0)
+    result = CliRunner().invoke(cli, ["check", "The Eiffel Tower is in Paris.", "--independence-threshold", "0"])
+    assert result.exit_code == 2 and "0<x<=1" in result.output
+
+
+def test_cross_validation_learns_with_the_given_rate(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from factcheck.eval import calibrate
+
+    rates = []
+
+    def spy(records, *, rate=0.1):  # type: ignore[no-untyped-def]
+        rates.append(rate)
+        return learn_trust(records, rate=rate)
+
+    monkeypatch.setattr(calibrate, "learn_trust", spy)
+    calibrate.cross_validate(RECORDS * 4, 2, weighting="pamas", groups="", rate=0.3)
+    assert rates == [0.3, 0.3]

@@ -36,7 +36,13 @@ def claim_cases(records: Sequence[Mapping[str, Any]]) -> list[tuple[int, tuple[J
 
 
 def cross_validate(
-    records: Sequence[Mapping[str, Any]], folds: int, *, weighting: str, groups: str, seed: int = 0
+    records: Sequence[Mapping[str, Any]],
+    folds: int,
+    *,
+    weighting: str,
+    groups: str,
+    rate: float = 0.1,
+    seed: int = 0,
 ) -> dict[str, tuple[float, tuple[float, float]]]:
     """Held-out claim accuracy (with a bootstrap CI) of MAFC and of ``pamas`` with trust learned on the other folds."""
     order = list(range(len(records)))
@@ -47,7 +53,7 @@ def cross_validate(
     predicted: dict[str, list[Label]] = {"mafc": [], f"pamas ({weighting})": []}
     gold: list[Label] = []
     for fold in range(folds):
-        trust = learn_trust([r for i, r in enumerate(records) if fold_of[i] != fold])
+        trust = learn_trust([r for i, r in enumerate(records) if fold_of[i] != fold], rate=rate)
         for index, judgments, truth in cases:
             if fold_of[index] != fold:
                 continue
@@ -90,7 +96,9 @@ def calibrate(judgments: str, out: Path, rate: float, cv: int | None, weighting:
     console = Console()
     console.print(table)
     if cv:
-        for name, (value, (low, high)) in cross_validate(records, cv, weighting=weighting, groups=groups).items():
+        for name, (value, (low, high)) in cross_validate(
+            records, cv, weighting=weighting, groups=groups, rate=rate
+        ).items():
             console.print(f"{cv}-fold cross-validated accuracy, {name}: {value:.3f} [{low:.3f}, {high:.3f}]")
 
 
