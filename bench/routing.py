@@ -35,8 +35,8 @@ from factcheck.jsonl import read_records
 from factcheck.routing import AllAgents, GatedRouting, RoutingPolicy, TrustRouting, simulate
 from factcheck.scoring.base import Scorer
 from factcheck.scoring.mafc import MAFCScorer
-from factcheck.trust import Trust, learn_trust
-from factcheck.types import Judgment, Label, TextVerdict
+from factcheck.trust import Trust, claim_cases, fold_of_records, learn_trust
+from factcheck.types import Judgment, Label
 
 TAUS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
 # The paper's agents: the LLM agent needs no search, Wikipedia's search is free, Google's is paid.
@@ -64,28 +64,11 @@ class Row:
 
 
 def cases_of(records: Sequence[Mapping[str, Any]]) -> list[Case]:
-    """Every claim with a TRUE / FALSE gold (its own, or its one-claim text's), as ``trust.labelled_judgments``."""
-    cases = []
-    for index, record in enumerate(records):
-        verdict = TextVerdict.from_dict(record)
-        raw_claims = record.get("claims") or []
-        for raw, claim in zip(raw_claims, verdict.claims, strict=True):
-            gold = raw.get("gold") or (record.get("gold") if len(raw_claims) == 1 else None)
-            if gold in ("TRUE", "FALSE"):
-                cases.append(Case(index, {j.agent: j for j in claim.judgments}, Label.parse(gold)))
-    return cases
-
-
-def fold_of_records(n: int, folds: int, seed: int) -> list[int]:
-    """The fold of each record: shuffled with ``seed``, then dealt round-robin (as ``factcheck calibrate --cv``)."""
-    import random
-
-    order = list(range(n))
-    random.Random(seed).shuffle(order)
-    fold = [0] * n
-    for position, record in enumerate(order):
-        fold[record] = position % folds
-    return fold
+    """Every claim with a TRUE / FALSE gold, as :func:`factcheck.trust.claim_cases` finds them."""
+    return [
+        Case(index, {j.agent: j for j in judgments}, Label.TRUE if truth else Label.FALSE)
+        for index, judgments, truth in claim_cases(records)
+    ]
 
 
 def replay(

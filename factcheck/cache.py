@@ -11,6 +11,7 @@ which also counts hits in the check's ``usage``.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import sqlite3
@@ -145,7 +146,8 @@ async def cached(
         return value
     key = cache_key(kind, version, request)
     try:
-        stored = cache.get(key)
+        # SQLite may wait on another process's lock: keep that off the event loop.
+        stored = await asyncio.to_thread(cache.get, key)
     except sqlite3.Error:
         stored = None  # a broken cache must not break a check
     if stored is not None:
@@ -155,5 +157,5 @@ async def cached(
     if validate is not None:
         validate(value)
     with suppress(sqlite3.Error, TypeError, ValueError):
-        cache.set(key, kind, value)
+        await asyncio.to_thread(cache.set, key, kind, value)
     return value

@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+import random
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from factcheck.errors import ConfigError, InputError
+from factcheck.types import Judgment, TextVerdict
 
 TRUST_SCHEMA = "factcheck-trust/1"
 WEIGHTINGS = ("log_odds", "pamas")
@@ -114,26 +116,38 @@ class Trust:
             raise InputError(f"{path}: not valid JSON ({exc.msg})") from None
 
 
-def labelled_judgments(records: Iterable[Mapping[str, Any]]) -> Iterable[tuple[str, bool | None, bool]]:
-    """``(agent, factuality, claim is TRUE)`` for every judgment of a claim with a TRUE / FALSE gold label.
+def claim_cases(records: Sequence[Mapping[str, Any]]) -> list[tuple[int, tuple[Judgment, ...], bool]]:
+    """``(record index, judgments, claim is TRUE)`` for every claim with a TRUE / FALSE gold label.
 
     A claim's gold is its own ``gold`` field, else (for a one-claim text) the text's ``gold``.
     """
-    for record in records:
-        claims = record.get("claims") or []
-        for claim in claims:
-            gold = claim.get("gold") or (record.get("gold") if len(claims) == 1 else None)
-            if gold not in ("TRUE", "FALSE"):
-                continue
-            for judgment in claim.get("judgments") or []:
-                yield str(judgment["agent"]), judgment.get("factuality"), gold == "TRUE"
+    cases = []
+    for index, record in enumerate(records):
+        verdict = TextVerdict.from_dict(record)
+        raw_claims = record.get("claims") or []
+        for raw, claim in zip(raw_claims, verdict.claims, strict=True):
+            gold = raw.get("gold") or (record.get("gold") if len(raw_claims) == 1 else None)
+            if gold in ("TRUE", "FALSE"):
+                cases.append((index, claim.judgments, gold == "TRUE"))
+    return cases
 
 
-def learn_trust(records: Iterable[Mapping[str, Any]], *, rate: float = 0.1) -> Trust:
+def fold_of_records(n: int, folds: int, seed: int = 0) -> list[int]:
+    """The cross-validation fold of each of ``n`` records: shuffled with ``seed``, then dealt round-robin."""
+    order = list(range(n))
+    random.Random(seed).shuffle(order)
+    fold = [0] * n
+    for position, record in enumerate(order):
+        fold[record] = position % folds
+    return fold
+
+
+def learn_trust(records: Sequence[Mapping[str, Any]], *, rate: float = 0.1) -> Trust:
     """Trust learned from labelled, recorded checks (the eval harness's ``judgments.jsonl``)."""
     counts: dict[str, list[int]] = {}  # agent -> [judged, correct, abstained]
     alpha: dict[str, float] = {}
-    for agent, factuality, truth in labelled_judgments(records):
+    labelled = [(j.agent, j.factuality, truth) for _, judgments, truth in claim_cases(records) for j in judgments]
+    for agent, factuality, truth in labelled:
         judged, correct, abstained = counts.setdefault(agent, [0, 0, 0])
         if factuality is None:
             counts[agent][2] += 1

@@ -3,7 +3,6 @@ cross-validate it so nobody fools themselves."""
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,21 +17,8 @@ from factcheck.jsonl import read_records
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.scoring.mafc import MAFCScorer
 from factcheck.scoring.pamas import DEFAULT_GROUPS, pamas_score, parse_groups
-from factcheck.trust import WEIGHTINGS, learn_trust
-from factcheck.types import Judgment, Label, TextVerdict
-
-
-def claim_cases(records: Sequence[Mapping[str, Any]]) -> list[tuple[int, tuple[Judgment, ...], bool]]:
-    """``(record index, judgments, claim is TRUE)`` for every claim with a TRUE / FALSE gold label."""
-    cases = []
-    for index, record in enumerate(records):
-        verdict = TextVerdict.from_dict(record)
-        raw_claims = record.get("claims") or []
-        for raw, claim in zip(raw_claims, verdict.claims, strict=True):
-            gold = raw.get("gold") or (record.get("gold") if len(raw_claims) == 1 else None)
-            if gold in ("TRUE", "FALSE"):
-                cases.append((index, claim.judgments, gold == "TRUE"))
-    return cases
+from factcheck.trust import WEIGHTINGS, claim_cases, fold_of_records, learn_trust
+from factcheck.types import Label
 
 
 def cross_validate(
@@ -45,9 +31,7 @@ def cross_validate(
     seed: int = 0,
 ) -> dict[str, tuple[float, tuple[float, float]]]:
     """Held-out claim accuracy (with a bootstrap CI) of MAFC and of ``pamas`` with trust learned on the other folds."""
-    order = list(range(len(records)))
-    random.Random(seed).shuffle(order)
-    fold_of = {record: i % folds for i, record in enumerate(order)}
+    fold_of = fold_of_records(len(records), folds, seed)
     cases = claim_cases(records)
     mafc = MAFCScorer()
     predicted: dict[str, list[Label]] = {"mafc": [], f"pamas ({weighting})": []}

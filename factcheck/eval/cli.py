@@ -187,8 +187,8 @@ def eval_command(
     from factcheck.eval.runner import cost_per_claim
 
     cost = cost_per_claim(records)
-    from factcheck.eval.calibrate import claim_cases
     from factcheck.eval.metrics import false_consensus_rate
+    from factcheck.trust import claim_cases
 
     cases = claim_cases(records)
     summary: dict[str, Any] = {

@@ -64,11 +64,9 @@ class ThresholdRule(LabelRule):
 
 
 @dataclass(frozen=True)
-class ComposeRule(LabelRule):
-    """Compose claim labels: TRUE if every verified claim is TRUE, FALSE if every one
-    is FALSE, PARTLY TRUE otherwise. Unverified claims are left out."""
+class ClaimThresholdRule(LabelRule):
+    """Base of rules that label a claim TRUE above ``claim_threshold`` and differ in how they label texts."""
 
-    name = "compose"
     claim_threshold: float = 0.5
 
     def __post_init__(self) -> None:
@@ -76,6 +74,14 @@ class ComposeRule(LabelRule):
 
     def claim_label(self, score: float | None) -> Label:
         return threshold_claim_label(score, self.claim_threshold)
+
+
+@dataclass(frozen=True)
+class ComposeRule(ClaimThresholdRule):
+    """Compose claim labels: TRUE if every verified claim is TRUE, FALSE if every one
+    is FALSE, PARTLY TRUE otherwise. Unverified claims are left out."""
+
+    name = "compose"
 
     def text_label(self, score: float | None, claims: Sequence[ClaimVerdict]) -> Label:
         labels = {c.label for c in claims if c.verified}
@@ -89,7 +95,7 @@ class ComposeRule(LabelRule):
 
 
 @dataclass(frozen=True)
-class ProbableRule(LabelRule):
+class ProbableRule(ClaimThresholdRule):
     """The most probable text label, reading claim scores as independent probabilities of TRUE.
 
     With ``p_i`` the verified claims' scores: P(TRUE) = prod p_i, P(FALSE) =
@@ -100,13 +106,6 @@ class ProbableRule(LabelRule):
     """
 
     name = "probable"
-    claim_threshold: float = 0.5
-
-    def __post_init__(self) -> None:
-        _check_threshold(self.name, "claim_threshold", self.claim_threshold)
-
-    def claim_label(self, score: float | None) -> Label:
-        return threshold_claim_label(score, self.claim_threshold)
 
     def text_label(self, score: float | None, claims: Sequence[ClaimVerdict]) -> Label:
         probabilities = [min(1.0, max(0.0, c.score)) for c in claims if c.score is not None]
