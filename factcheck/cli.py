@@ -59,6 +59,25 @@ option_flag = click.option(
     help="Scorer or label-rule option, e.g. bounds=reference or thresholds=0.5 (repeatable).",
 )
 scorer_flag = click.option("--scorer", help="Scorer: mafc, average, normsum, majority, or a plugin's.")
+llm_base_url_flag = click.option(
+    "--llm-base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (Ollama)."
+)
+llm_model_flag = click.option("--llm-model", help="Model name for the LLM components.")
+no_cache_flag = click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
+independence_flag = click.option(
+    "--independence",
+    type=click.Choice(["off", "merge"]),
+    default="off",
+    show_default=True,
+    help="merge: agreeing agents citing near-duplicate evidence count once.",
+)
+
+
+def llm_overrides(base_url: str | None, model: str | None) -> dict[str, str]:
+    """The ``[llm]`` settings the LLM flags set."""
+    return {k: v for k, v in (("base_url", base_url), ("model", model)) if v}
+
+
 labels_flag = click.option("--labels", help="Label rule: threshold or compose, or a plugin's.")
 
 
@@ -93,12 +112,12 @@ def _read_text(text: str | None, file: Path | None) -> str:
 @click.option("--corpus", type=click.Path(path_type=Path), help="JSONL file or folder searched by the corpus agent.")
 @click.option("--source", "sources", multiple=True, help="Add an agent with this source (repeatable).")
 @click.option("--config", type=click.Path(path_type=Path), help="Settings file (default: ./factcheck.toml).")
-@click.option("--llm-base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (Ollama).")
-@click.option("--llm-model", help="Model name for the LLM components.")
+@llm_base_url_flag
+@llm_model_flag
 @click.option("--serper-url", help="Base URL of the Serper API (default https://google.serper.dev).")
 @click.option("--wikipedia-url", help="MediaWiki API URL (default https://en.wikipedia.org/w/api.php).")
 @click.option("--cache", "cache_path", type=click.Path(path_type=Path), help="SQLite cache file.")
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
+@no_cache_flag
 @click.option(
     "--routing",
     type=click.Choice(["all", "trust", "gated"]),
@@ -106,13 +125,7 @@ def _read_text(text: str | None, file: Path | None) -> str:
 )
 @click.option("--tau", help="Confidence a gated check needs to stop escalating (default 0.8).")
 @click.option("--trust", "trust_file", type=click.Path(path_type=Path), help="Trust file (factcheck calibrate).")
-@click.option(
-    "--independence",
-    type=click.Choice(["off", "merge"]),
-    default="off",
-    show_default=True,
-    help="merge: agreeing agents citing near-duplicate evidence count once.",
-)
+@independence_flag
 @click.option("--independence-threshold", type=click.FloatRange(0, 1, min_open=True), default=0.5, show_default=True)
 def check(
     text: str | None,
@@ -141,7 +154,7 @@ def check(
     from factcheck.pipeline import Checker
 
     content = _read_text(text, file)
-    llm = {k: v for k, v in (("base_url", llm_base_url), ("model", llm_model)) if v}
+    llm = llm_overrides(llm_base_url, llm_model)
     source_options: dict[str, dict[str, str]] = {}
     if serper_url:
         source_options["serper"] = {"base_url": serper_url}

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from factcheck.cli import independence_flag, llm_base_url_flag, llm_model_flag, llm_overrides, no_cache_flag
 from factcheck.errors import ConfigError, InputError
 from factcheck.options import parse_option_pairs
 from factcheck.plugins.hookspecs import hookimpl
@@ -88,16 +89,10 @@ def _settings_file(out: Path, settings: dict[str, Any]) -> None:
 @click.option("--limit", type=click.IntRange(min=1), help="Check only the first N texts.")
 @click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="Texts checked at once.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap resampling.")
-@click.option("--llm-base-url", help="OpenAI-compatible endpoint for the LLM components.")
-@click.option("--llm-model", help="Model name for the LLM components.")
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
-@click.option(
-    "--independence",
-    type=click.Choice(["off", "merge"]),
-    default="off",
-    show_default=True,
-    help="merge: agreeing agents citing near-duplicate evidence count once (rescoring only).",
-)
+@llm_base_url_flag
+@llm_model_flag
+@no_cache_flag
+@independence_flag
 @click.option(
     "--trust",
     "trust_file",
@@ -165,7 +160,7 @@ def eval_command(
         with (out / JUDGMENTS).open("w", encoding="utf-8") as handle:
             handle.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
     else:
-        llm = {k: v for k, v in (("base_url", llm_base_url), ("model", llm_model)) if v}
+        llm = llm_overrides(llm_base_url, llm_model)
         cache = {"enabled": False} if no_cache else {}
         records = _check(llm, cache, data, items, out, profile, config, corpus, mode, extract, concurrency, err)
         source = str(out / JUDGMENTS)
