@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,6 +37,22 @@ def _isolated_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
         os.environ.pop(key, None)
     os.environ.update(saved)
     reset_plugins(reload=True)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_internet() -> Iterator[None]:
+    """Tests never touch the internet: resolving any host but this machine fails loudly."""
+    real = socket.getaddrinfo
+
+    def loopback_only(host: object, *args: object, **kwargs: object) -> object:
+        name = host.decode() if isinstance(host, bytes) else str(host)
+        if name not in ("localhost", "::1") and not name.startswith("127."):
+            raise socket.gaierror(f"tests must not reach the internet (tried to resolve {name!r})")
+        return real(host, *args, **kwargs)  # type: ignore[arg-type]
+
+    socket.getaddrinfo = loopback_only  # type: ignore[assignment]
+    yield
+    socket.getaddrinfo = real
 
 
 @pytest.fixture
