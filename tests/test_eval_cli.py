@@ -71,38 +71,24 @@ def test_authors_mixed_judgments_give_0_970(shared_data: Path, authors: Path, tm
     assert r[("mafc", "threshold")]["ece"] is not None  # claim-level gold from the components
 
 
+def offline(data: Path, out: Path, *args: str) -> list[str]:
+    """``factcheck eval scifact-binary`` on the offline default, into ``out``."""
+    return ["eval", "scifact-binary", "--data-dir", str(data), "--out", str(out), *args]
+
+
 def test_offline_default_runs_end_to_end_and_resumes(shared_data: Path, tmp_path: Path) -> None:
     out = tmp_path / "offline"
-    run(
-        "eval",
-        "scifact-binary",
-        "--data-dir",
-        str(shared_data),
-        "--out",
-        str(out),
-        "--limit",
-        "12",
-        "--scorers",
-        "mafc",
-    )
+    run(*offline(shared_data, out, "--limit", "12", "--scorers", "mafc"))
     judgments = out / "judgments.jsonl"
     assert len(judgments.read_text().splitlines()) == 12
     report = json.loads((out / "report.json").read_text())
     assert report["texts"] == 12 and report["cost_per_claim"]["source_calls"] == 1.0
     assert report["rows"][0]["n"] == 12
+    recorded = json.loads((out / "run.json").read_text())  # what a resume must match
+    assert recorded["agents"][0]["verifier_options"] == {"min_coverage": 0.3, "max_confidence": 0.9}
+    assert set(recorded["llm"]) == {"base_url", "model"}
     first = judgments.read_text()
-    run(
-        "eval",
-        "scifact-binary",
-        "--data-dir",
-        str(shared_data),
-        "--out",
-        str(out),
-        "--limit",
-        "20",
-        "--scorers",
-        "mafc",
-    )
+    run(*offline(shared_data, out, "--limit", "20", "--scorers", "mafc"))
     lines = judgments.read_text().splitlines()
     assert len(lines) == 20 and judgments.read_text().startswith(first)  # only the 8 new texts were checked
     assert len({json.loads(line)["id"] for line in lines}) == 20
@@ -110,22 +96,8 @@ def test_offline_default_runs_end_to_end_and_resumes(shared_data: Path, tmp_path
 
 def test_resuming_with_other_settings_is_refused(shared_data: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    run("eval", "scifact-binary", "--data-dir", str(shared_data), "--out", str(out), "--limit", "2")
-    result = CliRunner().invoke(
-        cli,
-        [
-            "eval",
-            "scifact-binary",
-            "--data-dir",
-            str(shared_data),
-            "--out",
-            str(out),
-            "--limit",
-            "2",
-            "--mode",
-            "given",
-        ],
-    )
+    run(*offline(shared_data, out, "--limit", "2"))
+    result = CliRunner().invoke(cli, offline(shared_data, out, "--limit", "2", "--mode", "given"))
     assert result.exit_code == 1 and "recorded with other settings" in result.output
 
 

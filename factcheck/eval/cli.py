@@ -6,7 +6,7 @@ import asyncio
 import json
 import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +17,25 @@ from rich.table import Table
 
 from factcheck.cli import independence_flag, llm_base_url_flag, llm_model_flag, llm_overrides, no_cache_flag
 from factcheck.errors import ConfigError, InputError
+from factcheck.eval.datasets import Dataset, EvalItem, load_dataset
+from factcheck.eval.metrics import false_consensus_rate
+from factcheck.eval.report import write_plots, write_report
+from factcheck.eval.runner import (
+    JUDGMENTS,
+    attach_gold,
+    check_items,
+    cost_per_claim,
+    given_evidence_checker,
+    parse_specs,
+    read_done,
+    replay_records,
+    score_rows,
+)
+from factcheck.jsonl import read_records
 from factcheck.options import parse_option_pairs
+from factcheck.pipeline import Checker
 from factcheck.plugins.hookspecs import hookimpl
+from factcheck.trust import claim_cases
 
 DEFAULT_DATA = Path("..") / "shared" / "data"
 DEFAULT_SCORERS = "mafc,mafc:bounds=reference,average,average:remap=false,normsum,majority"
@@ -125,44 +142,36 @@ def eval_command(
 ) -> None:
     """Evaluate on DATASET: check its texts once into judgments.jsonl, then score them with
     every scorer x label rule and write report.md, report.json and plots."""
-    from factcheck.eval.datasets import READERS, load_dataset
-    from factcheck.eval.report import write_plots, write_report
-    from factcheck.eval.runner import JUDGMENTS, attach_gold, parse_specs, score_rows
-
-    if dataset not in READERS:
-        raise ConfigError(f"unknown dataset {dataset!r} (available: {', '.join(sorted(READERS))})")
-    if not data_dir.is_dir():
-        raise InputError(f"data folder not found: {data_dir} (use --data-dir)")
-    reader_options: dict[str, Any] = {}
-    for key, value in parse_option_pairs(dataset_options).items():
-        reader_options[key] = int(value) if value.lstrip("-").isdigit() else value
-    data = load_dataset(dataset, data_dir, **reader_options)
+    data = load_dataset(dataset, data_dir, **parse_option_pairs(dataset_options))
     items = data.items[:limit] if limit else data.items
     specs, rules = parse_specs(scorers), [r.strip() for r in label_rules.split(",") if r.strip()]
     if not specs or not rules:
         raise ConfigError("give at least one scorer (--scorers) and one label rule (--labels)")
+    if judgments is not None and replay is not None:
+        raise ConfigError("give --judgments or --replay, not both")
     out = out or Path("factcheck-eval") / dataset
     out.mkdir(parents=True, exist_ok=True)
     err = Console(stderr=True)
 
-    from factcheck.jsonl import read_records
-
-    if judgments is not None and replay is not None:
-        raise ConfigError("give --judgments or --replay, not both")
     if judgments is not None:
         records = attach_gold((r for _, r in read_records(judgments)), data)
         source = str(judgments)
     elif replay is not None:
-        from factcheck.eval.runner import replay_records
-
         records = replay_records(items, (r for _, r in read_records(replay)))
         source = f"claims replayed from {replay}"
         with (out / JUDGMENTS).open("w", encoding="utf-8") as handle:
             handle.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
     else:
-        llm = llm_overrides(llm_base_url, llm_model)
-        cache = {"enabled": False} if no_cache else {}
-        records = _check(llm, cache, data, items, out, profile, config, corpus, mode, extract, concurrency, err)
+        checker = Checker(
+            config=config,
+            profile=profile,
+            corpus=corpus,
+            llm=llm_overrides(llm_base_url, llm_model),
+            cache={"enabled": False} if no_cache else {},
+        )
+        if mode == "given":
+            checker = given_evidence_checker(data, checker)
+        records = _check(data, items, out, checker, mode, extract, concurrency, err)
         source = str(out / JUDGMENTS)
     if not records:
         raise InputError("no texts to score")
@@ -179,12 +188,7 @@ def eval_command(
         seed=seed,
         independence=0.5 if independence == "merge" else None,
     )
-    from factcheck.eval.runner import cost_per_claim
-
     cost = cost_per_claim(records)
-    from factcheck.eval.metrics import false_consensus_rate
-    from factcheck.trust import claim_cases
-
     cases = claim_cases(records)
     summary: dict[str, Any] = {
         "dataset": dataset,
@@ -206,35 +210,30 @@ def eval_command(
 
 
 def _check(
-    llm: dict[str, str],
-    cache: dict[str, Any],
-    data: Any,
-    items: Any,
+    data: Dataset,
+    items: Sequence[EvalItem],
     out: Path,
-    profile: str | None,
-    config: Path | None,
-    corpus: Path | None,
+    checker: Checker,
     mode: str,
     extract: bool,
     concurrency: int,
     err: Console,
 ) -> list[dict[str, Any]]:
-    from factcheck.eval.runner import JUDGMENTS, attach_gold, check_items, given_evidence_checker, read_done
-    from factcheck.jsonl import read_records
-    from factcheck.pipeline import Checker
-
-    checker = Checker(config=config, profile=profile, corpus=corpus, llm=llm, cache=cache)
-    if mode == "given":
-        checker = given_evidence_checker(data, checker)
-    _settings_file(
-        out,
+    """Check the items not yet in ``out/judgments.jsonl`` (with a progress bar); every record of ``items``."""
+    agents = [
         {
-            "dataset": data.name,
-            "mode": mode,
-            "extract": extract,
-            "agents": [f"{a.name}={a.source.name}+{a.verifier.name}" for a in checker.agents],
-        },
-    )
+            "name": a.name,
+            "source": a.source.name,
+            # given evidence is the dataset's own: the source's options would repeat it
+            "source_options": {k: v for k, v in a.source.options().items() if k != "evidence"},
+            "verifier": a.verifier.name,
+            "verifier_options": a.verifier.options(),
+        }
+        for a in checker.agents
+    ]
+    llm = {"base_url": checker.llm.base_url, "model": checker.llm.model}
+    recorded = {"dataset": data.name, "mode": mode, "extract": extract, "agents": agents, "llm": llm}
+    _settings_file(out, json.loads(json.dumps(recorded, default=str)))
     path = out / JUDGMENTS
     done = read_done(path)
     todo = [item for item in items if item.id not in done]

@@ -25,10 +25,10 @@ from factcheck.eval.metrics import (
     per_class,
 )
 from factcheck.jsonl import read_records
-from factcheck.pipeline import Agent, Checker, resolve_scoring
+from factcheck.pipeline import Agent, Checker, split_scoring_options
 from factcheck.scoring import rescore
 from factcheck.sources.given import GivenSource
-from factcheck.types import Claim, ClaimVerdict, Evidence, Judgment, Label, TextVerdict
+from factcheck.types import Claim, ClaimVerdict, Evidence, Judgment, Label, TextVerdict, Usage
 
 JUDGMENTS = "judgments.jsonl"
 
@@ -252,7 +252,7 @@ def resolve_scoring_lenient(spec: ScorerSpec, rule: str, options: dict[str, Any]
     unknown = set(spec.options) - known
     if unknown:
         raise ConfigError(f"scorer {spec}: unknown option {', '.join(sorted(unknown))}")
-    return resolve_scoring(spec.name, rule, {k: v for k, v in options.items() if k in known})
+    return split_scoring_options({k: v for k, v in options.items() if k in known}, scorer, label_rule)
 
 
 def text_metrics(
@@ -295,10 +295,11 @@ def claim_outcomes(
 
 def cost_per_claim(records: Sequence[dict[str, Any]]) -> dict[str, float]:
     """Mean LLM calls, tokens, search calls, source calls and seconds per claim, from each record's usage."""
-    claims = sum(len(r.get("claims", [])) for r in records) or 1
-    usages = [TextVerdict.from_dict(r).usage for r in records]
+    count = sum(len(r.get("claims", [])) for r in records)
+    claims = count or 1
+    usages = [Usage.from_dict(r.get("usage")) for r in records]
     return {
-        "claims": float(sum(len(r.get("claims", [])) for r in records)),
+        "claims": float(count),
         "llm_calls": sum(u.llm_calls for u in usages) / claims,
         "tokens": sum(u.prompt_tokens + u.completion_tokens for u in usages) / claims,
         "search_calls": sum(u.search_calls for u in usages) / claims,

@@ -8,6 +8,7 @@ times at temperature ~1, SelfCheckGPT-style; pair it with the ``llm`` verifier's
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -47,13 +48,16 @@ class SelfCheckSource(Source):
         query = claim.search_queries()[0]
         messages = [{"role": "user", "content": PROMPT.format(query=query)}]
         model = resolve(self.model, self.base_url).model
-        evidence = []
-        for sample in range(self.samples):
-            answer = await chat(
-                messages, temperature=temperature, model=self.model, base_url=self.base_url, sample=sample
+        answers = await asyncio.gather(
+            *(
+                chat(messages, temperature=temperature, model=self.model, base_url=self.base_url, sample=sample)
+                for sample in range(self.samples)
             )
-            evidence.append(Evidence(source=self.name, text=answer.text, title=f"{model} answer {sample + 1}"))
-        return evidence
+        )
+        return [
+            Evidence(source=self.name, text=answer.text, title=f"{model} answer {number}")
+            for number, answer in enumerate(answers, 1)
+        ]
 
 
 @hookimpl

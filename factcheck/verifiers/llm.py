@@ -12,6 +12,7 @@ failed call (never cached) and the agent abstains.
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -126,7 +127,7 @@ class LLMVerifier(Verifier):
             return await self._judge_once(claim, passages)
         if len(passages) == 1:
             return await self._judge_once(claim, passages)
-        verdicts = [await self._judge_once(claim, [p]) for p in passages]
+        verdicts = await asyncio.gather(*(self._judge_once(claim, [p]) for p in passages))
         votes_true = [v for v in verdicts if v.factuality]
         votes_false = [v for v in verdicts if not v.factuality]
         if len(votes_true) == len(votes_false):
