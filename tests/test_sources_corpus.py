@@ -160,5 +160,10 @@ def test_fingerprint_is_not_recomputed_while_the_corpus_is_unchanged(
 ) -> None:
     path = write_jsonl(tmp_path / "c.jsonl", DOCS)
     retrieve(CorpusSource(path=str(path)), "caffeine")
-    monkeypatch.setattr(corpus_module, "fingerprint", lambda *a: (_ for _ in ()).throw(AssertionError("rehashed")))
+    calls = []
+    monkeypatch.setattr(corpus_module, "fingerprint", lambda *a: calls.append(a) or "rehashed")
+    assert retrieve(CorpusSource(path=str(path)), "caffeine")[0].title == "Coffee"
+    assert calls == []  # unchanged sizes and times: the stored hash is reused
+    path.write_text(path.read_text() + '{"id": "d9", "text": "Tea has caffeine too."}\n')
     retrieve(CorpusSource(path=str(path)), "caffeine")
+    assert len(calls) == 1  # a changed corpus is hashed again
