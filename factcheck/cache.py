@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from factcheck.paths import cache_dir
 from factcheck.usage import record_cache_hit
@@ -122,6 +122,25 @@ class Cache:
 
 
 current_cache: ContextVar[Cache | None] = ContextVar("factcheck_cache", default=None)
+
+
+class ReusableJudgments:
+    """Mixin of sources and verifiers: may a judgment made with this component be reused?
+
+    A checker with its cache on stores each agent's judgment of a claim and
+    reuses it for the same claim (normalised), so a claim seen in an earlier
+    text, request or batch document is not searched and judged again. That is
+    only right when the judgment depends on nothing but the claim, the
+    component's options and :meth:`cache_version`, so it is opt-in: a
+    component sets ``reuse_judgments = True``, and an agent's judgments are
+    reused only when its source and its verifier both allow it.
+    """
+
+    reuse_judgments: ClassVar[bool] = False
+
+    def cache_version(self) -> str:
+        """What a reused judgment depends on besides the options (a corpus's or model's fingerprint)."""
+        return ""
 
 
 async def cached(

@@ -11,13 +11,16 @@ out of time, abstains on that claim with ``error`` set; the check completes.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
-from collections.abc import Mapping, Sequence
+import unicodedata
+import weakref
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
-from factcheck.cache import DEFAULT_MAX_BYTES, Cache, current_cache
+from factcheck.cache import DEFAULT_MAX_BYTES, Cache, cache_key, cached, current_cache
 from factcheck.config import Settings, load_settings
 from factcheck.errors import ConfigError, InputError, MissingKeyError, raise_errors_requested
 from factcheck.extractors.base import ClaimExtractor
@@ -29,8 +32,20 @@ from factcheck.scoring import rescore, score_text
 from factcheck.scoring.base import LabelRule, Scorer
 from factcheck.sources.base import Source
 from factcheck.types import Assessment, Claim, Evidence, Judgment, TextVerdict
-from factcheck.usage import UsageRecorder, current_usage
+from factcheck.usage import UsageRecorder, current_usage, record_cache_hit
 from factcheck.verifiers.base import Verifier
+
+JUDGMENT_CACHE_VERSION = "1"  # bump when a judgment's meaning changes; options and cache_version() cover the rest
+
+
+def normalise_claim(text: str) -> str:
+    """The form under which a claim's judgments are reused: Unicode-normalised, case and spacing folded.
+
+    "Vitamin C  cures colds." and "vitamin c cures colds" are the same question
+    to every agent; the final full stop and surrounding quotes do not change it.
+    """
+    folded = " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+    return folded.strip(" \"'\u201c\u201d\u2018\u2019").rstrip(".!").strip()
 
 
 @dataclass(frozen=True)
@@ -40,6 +55,27 @@ class Agent:
     name: str
     source: Source
     verifier: Verifier
+
+    def judgment_request(self, claim: Claim, llm: Any) -> dict[str, Any] | None:
+        """What this agent's judgment of ``claim`` depends on, as a cache request (None: never reuse it).
+
+        The agent's name is left out: two agents with the same source, verifier
+        and options give the same judgment whatever they are called.
+        """
+        if not (self.source.reuse_judgments and self.verifier.reuse_judgments):
+            return None
+        request = {
+            "claim": normalise_claim(claim.text),
+            "queries": [normalise_claim(q) for q in claim.queries],
+            "source": [self.source.name, self.source.options(), self.source.cache_version()],
+            "verifier": [self.verifier.name, self.verifier.options(), self.verifier.cache_version()],
+            "llm": [llm.base_url, llm.model],
+        }
+        try:
+            json.dumps(request)
+        except (TypeError, ValueError):
+            return None  # options that are no JSON (objects handed in by a library user): do not guess
+        return request
 
 
 FALLBACK_EXTRACTOR = "sentence"
@@ -284,20 +320,35 @@ class Checker:
         """
         evidence: list[Evidence] = []
         stage = "retrieve"
+
+        async def judge() -> Judgment:
+            nonlocal evidence, stage
+            with recorder.timed("retrieve"):
+                recorder.count(recorder.calls, f"source:{agent.source.name}")
+                evidence = list(await agent.source.retrieve(claim))
+                if not all(isinstance(item, Evidence) for item in evidence):
+                    raise TypeError("retrieve() must return a list of Evidence")
+            stage = "judge"
+            with recorder.timed("judge"):
+                recorder.count(recorder.calls, f"verifier:{agent.verifier.name}")
+                assessment = await agent.verifier.judge(claim, evidence)
+                if not isinstance(assessment, Assessment):
+                    raise TypeError(f"judge() must return an Assessment, got {type(assessment).__name__}")
+            return Judgment(
+                agent=agent.name,
+                factuality=assessment.factuality,
+                confidence=assessment.confidence if assessment.factuality is not None else 0.0,
+                rationale=assessment.rationale,
+                evidence=tuple(evidence),
+            )
+
+        request = agent.judgment_request(claim, self.llm) if self.cache is not None else None
         async with limit:
             try:
                 async with asyncio.timeout(self.settings.agent_timeout_s):
-                    with recorder.timed("retrieve"):
-                        recorder.count(recorder.calls, f"source:{agent.source.name}")
-                        evidence = list(await agent.source.retrieve(claim))
-                        if not all(isinstance(item, Evidence) for item in evidence):
-                            raise TypeError("retrieve() must return a list of Evidence")
-                    stage = "judge"
-                    with recorder.timed("judge"):
-                        recorder.count(recorder.calls, f"verifier:{agent.verifier.name}")
-                        assessment = await agent.verifier.judge(claim, evidence)
-                        if not isinstance(assessment, Assessment):
-                            raise TypeError(f"judge() must return an Assessment, got {type(assessment).__name__}")
+                    if request is None:
+                        return await judge()
+                    return replace(await _reused_or(request, judge), agent=agent.name)
             except MissingKeyError as exc:
                 recorder.count(recorder.errors, f"agent:{agent.name}")
                 return Judgment(agent.name, None, evidence=tuple(evidence), error=f"skipped: {exc}")
@@ -313,13 +364,42 @@ class Checker:
                 message = f"{stage} failed in {component}: {type(exc).__name__}: {exc}"
                 return Judgment(agent.name, None, evidence=tuple(evidence), error=message)
 
-        return Judgment(
-            agent=agent.name,
-            factuality=assessment.factuality,
-            confidence=assessment.confidence if assessment.factuality is not None else 0.0,
-            rationale=assessment.rationale,
-            evidence=tuple(evidence),
-        )
+
+# Judgments being made right now, per event loop: a second request for the same one waits for the first.
+_in_flight: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Future[dict[str, Any] | None]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def _reused_or(request: dict[str, Any], judge: Callable[[], Awaitable[Judgment]]) -> Judgment:
+    """The stored judgment for ``request``, the one being made now by a concurrent check, or ``judge()``.
+
+    Only completed judgments are stored: an error or time-out is never reused,
+    so the next check tries again. A check waiting on a concurrent one that
+    fails judges the claim itself.
+    """
+    loop = asyncio.get_running_loop()
+    in_flight = _in_flight.setdefault(loop, {})
+    key = cache_key("judgment", JUDGMENT_CACHE_VERSION, request)
+    if key in in_flight:
+        shared = await asyncio.shield(in_flight[key])
+        if shared is not None:
+            record_cache_hit("judgment")
+            return Judgment.from_dict(shared)
+        return await judge()
+    future: asyncio.Future[dict[str, Any] | None] = loop.create_future()
+    in_flight[key] = future
+
+    async def compute() -> dict[str, Any]:
+        return (await judge()).to_dict()
+
+    data: dict[str, Any] | None = None
+    try:
+        data = await cached("judgment", JUDGMENT_CACHE_VERSION, request, compute)
+        return Judgment.from_dict(data)
+    finally:
+        future.set_result(data)
+        del in_flight[key]
 
 
 async def _abstain(agent: Agent, error: str) -> Judgment:

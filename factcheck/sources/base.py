@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
+from factcheck.cache import ReusableJudgments
 from factcheck.options import Configurable
 from factcheck.types import Claim, Evidence
 
 
-class Source(Configurable, ABC):
+class Source(Configurable, ReusableJudgments, ABC):
     """Retrieves evidence for a claim.
 
     Subclasses are dataclasses whose fields are their options and set a class

@@ -247,6 +247,7 @@ class CorpusSource(Source):
     """
 
     name = "corpus"
+    reuse_judgments = True
     path: str | None = None
     top_k: int = 3
     passage_words: int = 120
@@ -261,6 +262,10 @@ class CorpusSource(Source):
     def corpus_path(self) -> Path:
         """The file or folder searched."""
         return Path(self.path).expanduser() if self.path else SHIPPED_CORPUS
+
+    def cache_version(self) -> str:
+        """The corpus's content fingerprint: an edited corpus is searched afresh, never answered from the cache."""
+        return _cached_fingerprint(self.corpus_path, self.passage_words)
 
     async def prepare(self) -> None:
         """Open (or build) the index before the first claim, so corpus errors surface once, clearly."""

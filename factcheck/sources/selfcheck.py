@@ -30,6 +30,8 @@ class SelfCheckSource(Source):
     """The model's own answers as evidence. Options: ``samples``, ``temperature``
     (default 0 for one sample, 1 for several), ``model``, ``base_url``."""
 
+    reuse_judgments = True
+
     name = "selfcheck"
     samples: int = 1
     temperature: float | None = None

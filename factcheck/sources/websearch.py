@@ -176,6 +176,8 @@ class WebSearchSource(Source):
     Subclasses set ``name``, ``FIELDS`` and ``VERSION`` and implement :meth:`fetch`.
     """
 
+    reuse_judgments = True
+
     FIELDS: ClassVar[ResultFields]
     VERSION: ClassVar[str]  # bump when parsing changes: the cache holds parsed evidence
 
@@ -199,6 +201,9 @@ class WebSearchSource(Source):
             raise ConfigError(f"{self.name}: max_queries, top_k and concurrency must be at least 1")
         if not self.timeout_s > 0:
             raise ConfigError(f"{self.name}: timeout_s must be positive, got {self.timeout_s!r}")
+
+    def cache_version(self) -> str:
+        return self.VERSION
 
     @property
     def root(self) -> str:

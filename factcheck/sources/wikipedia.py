@@ -157,6 +157,8 @@ class WikipediaSource(Source):
     ``concurrency`` (simultaneous requests to the host).
     """
 
+    reuse_judgments = True
+
     name = "wikipedia"
     language: str = "en"
     api_url: str | None = None

@@ -5,11 +5,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
+from factcheck.cache import ReusableJudgments
 from factcheck.options import Configurable
 from factcheck.types import Assessment, Claim, Evidence
 
 
-class Verifier(Configurable, ABC):
+class Verifier(Configurable, ReusableJudgments, ABC):
     """Decides whether evidence shows a claim true or false, and how confidently.
 
     Evidence text is untrusted input (web pages, snippets): a verifier must

@@ -89,6 +89,8 @@ class LLMVerifier(Verifier):
     as SelfCheckGPT measures consistency across samples).
     """
 
+    reuse_judgments = True
+
     name = "llm"
     model: str | None = None
     base_url: str | None = None
