@@ -1,0 +1,79 @@
+// Talking to the factcheck server: settings, the streamed check, and where results are kept.
+// Loaded by the background (service worker in Chromium, background page in Firefox) and the pages.
+"use strict";
+
+const ext = globalThis.browser ?? globalThis.chrome;
+
+const DEFAULT_SERVER = "http://127.0.0.1:8000";
+
+/** The server URL (no trailing slash) and API key from the options page. */
+async function loadSettings() {
+  const stored = await ext.storage.local.get({ server: DEFAULT_SERVER, apiKey: "" });
+  return { server: String(stored.server).replace(/\/+$/, ""), apiKey: String(stored.apiKey) };
+}
+
+/** The host permission pattern for a server URL: http://host/* (match patterns ignore ports). */
+function originPattern(server) {
+  const url = new URL(server);
+  return `${url.protocol}//${url.hostname}/*`;
+}
+
+/** The check shown in the popup; kept for the browser session only. */
+async function saveCurrent(state) {
+  await ext.storage.session.set({ current: state });
+}
+
+async function loadCurrent() {
+  return (await ext.storage.session.get({ current: null })).current;
+}
+
+/**
+ * POST the text to /v1/check/stream and call onEvent(name, data) for each Server-Sent Event
+ * (claims, claim, verdict, error). Resolves when the stream ends; rejects with a readable Error.
+ */
+async function streamCheck({ text, url, title }, onEvent) {
+  const { server, apiKey } = await loadSettings();
+  const body = { text };
+  if (url && /^https?:/.test(url)) body.url = url;
+  if (title) body.title = title.slice(0, 1000);
+  let response;
+  try {
+    response = await fetch(`${server}/v1/check/stream`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", ...(apiKey ? { Authorization: `Bearer ${apiKey}` } : {}) },
+      body: JSON.stringify(body),
+    });
+  } catch (error) {
+    throw new Error(`cannot reach ${server} (${error.message}); check the server URL in the options`);
+  }
+  if (!response.ok) {
+    let message = `HTTP ${response.status}`;
+    try {
+      message = (await response.json()).error || message;
+    } catch (_) {
+      // not JSON: keep the status
+    }
+    if (response.status === 401) message += " (set the API key in the options)";
+    throw new Error(message);
+  }
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    buffer += decoder.decode(value ?? new Uint8Array(), { stream: !done });
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let name = "message";
+      const data = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event: ")) name = line.slice(7);
+        else if (line.startsWith("data: ")) data.push(line.slice(6));
+      }
+      if (data.length) onEvent(name, JSON.parse(data.join("\n")));
+    }
+    if (done) return;
+  }
+}

@@ -1,0 +1,405 @@
+"""The HTTP API for browser extensions: FastAPI routes over the Checker.
+
+One process, one event loop: every request's checks share the per-endpoint
+concurrency limits of :mod:`factcheck.net` and the LLM client, and checkers
+are built once per (profile, scorer, labels) and reused. The API keys of the
+providers stay on the server; every answer is scrubbed of them before it is
+sent, error messages included.
+
+Routes (see docs/server.md): ``POST /v1/check``, ``POST /v1/check/stream``
+(Server-Sent Events), ``GET /v1/health``, ``GET /v1/components``, and the
+OpenAPI page at ``/docs``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import json
+import logging
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import PlainTextResponse, Response, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from factcheck.config import PROFILES, load_settings
+from factcheck.errors import ConfigError, FactcheckError, MissingKeyError
+from factcheck.llm.client import current_llm_settings
+from factcheck.pipeline import FALLBACK_EXTRACTOR, Checker
+from factcheck.plugins.manager import get_registry
+from factcheck.server.auth import KeyChecker, RateLimiter, retry_after_header
+from factcheck.server.settings import ServerSettings
+from factcheck.server.stream import check_events
+from factcheck.sources.base import Source
+from factcheck.sources.websearch import redact
+from factcheck.verifiers.base import Verifier
+
+log = logging.getLogger("factcheck.server")
+
+PREPARE_TIMEOUT_S = 20.0
+
+
+class CheckRequest(BaseModel):
+    """A text to check. ``url`` and ``title`` are metadata the server never fetches."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(description="The text to check: a selection or an article.")
+    url: str | None = Field(None, max_length=4096, description="Where the text was found (metadata, never fetched).")
+    title: str | None = Field(None, max_length=1000, description="The page title (metadata).")
+    profile: str | None = Field(None, description="Agent profile (default: the server's).")
+    scorer: str | None = Field(None, description="Scorer name, e.g. mafc, normsum.")
+    labels: str | None = Field(None, description="Label rule name, e.g. threshold, compose.")
+
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+    @field_validator("profile", "scorer", "labels")
+    @classmethod
+    def _a_name(cls, value: str | None) -> str | None:
+        if value is not None and not (0 < len(value) <= 64 and value.replace("-", "_").isidentifier()):
+            raise ValueError("must be a component name (letters, digits, - and _)")
+        return value
+
+
+class APIError(Exception):
+    """An error answer: status, a one-line message and extra headers."""
+
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers = headers or {}
+
+
+class BodyLimit:
+    """Answers 413 to a request body over ``max_bytes`` before it is read whole (declared or streamed)."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def _refuse(self, send: Send) -> None:
+        body = json.dumps({"error": f"request body over {self.max_bytes} bytes"}).encode()
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": 413, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            await self._refuse(send)
+            return
+        received = 0
+
+        async def limited() -> Message:
+            nonlocal received
+            message = await receive()
+            received += len(message.get("body", b""))
+            if received > self.max_bytes:
+                # FastAPI passes an HTTPException raised while it reads the body on to the handlers.
+                raise HTTPException(413, f"request body over {self.max_bytes} bytes")
+            return message
+
+        await self.app(scope, limited, send)
+
+
+class StrictCORS(CORSMiddleware):
+    """CORS with an allow-list; a preflight from any other origin gets 403 and no CORS header at all
+    (Starlette's own answer still lists the allowed methods and headers)."""
+
+    def preflight_response(self, request_headers: Headers) -> Response:
+        if not self.is_allowed_origin(request_headers.get("origin", "")):
+            return PlainTextResponse("origin not allowed", status_code=403)
+        return super().preflight_response(request_headers)
+
+
+class Redactor:
+    """Removes every secret (caller keys, provider keys) from text about to leave the server."""
+
+    def __init__(self, secrets: Sequence[str]) -> None:
+        self.secrets = [s for s in secrets if s]
+
+    def __call__(self, text: str) -> str:
+        for secret in self.secrets:
+            text = redact(text, secret)
+        return text
+
+    def json(self, content: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+        """``content`` as a JSON answer, scrubbed."""
+        body = self(json.dumps(content, ensure_ascii=False)).encode("utf-8")
+        return Response(body, status_code=status, headers=headers, media_type="application/json")
+
+
+class CheckerPool:
+    """Checkers by (profile, scorer, labels), built on first use, at most ``size`` kept (least recent dropped)."""
+
+    def __init__(self, settings: ServerSettings) -> None:
+        self.settings = settings
+        self._checkers: OrderedDict[tuple[str | None, str | None, str | None], Checker] = OrderedDict()
+
+    def get(self, profile: str | None = None, scorer: str | None = None, labels: str | None = None) -> Checker:
+        """The checker for these choices (``None``: the server's default); ConfigError for an unknown name."""
+        key = (profile or self.settings.profile, scorer, labels)
+        checker = self._checkers.pop(key, None)
+        if checker is None:
+            checker = Checker(config=self.settings.config, profile=key[0], scorer=scorer, labels=labels)
+        self._checkers[key] = checker
+        while len(self._checkers) > self.settings.max_checkers:
+            self._checkers.popitem(last=False)
+        return checker
+
+
+async def prepare(component: Source | Verifier, checker: Checker) -> dict[str, Any]:
+    """Run a source's or verifier's ``prepare()`` with the checker's LLM settings: the test a check
+    makes before asking an agent. ``{"usable": True}``, or ``False`` with the reason."""
+    token = current_llm_settings.set(checker.llm)
+    try:
+        async with asyncio.timeout(PREPARE_TIMEOUT_S):
+            await component.prepare()
+    except MissingKeyError as exc:
+        return {"usable": False, "reason": str(exc)}
+    except TimeoutError:
+        return {"usable": False, "reason": f"not ready within {PREPARE_TIMEOUT_S:g}s"}
+    except Exception as exc:
+        return {"usable": False, "reason": f"{type(exc).__name__}: {exc}"}
+    finally:
+        current_llm_settings.reset(token)
+    return {"usable": True}
+
+
+async def component_status(checker: Checker) -> dict[str, dict[str, Any]]:
+    """Whether each registered source and verifier can run here (see :func:`prepare`)."""
+    registry = get_registry()
+    result: dict[str, dict[str, Any]] = {}
+    for kind in ("sources", "verifiers"):
+        components = registry.components[kind]
+        answers = await asyncio.gather(*(prepare(c, checker) for c in components.values()))
+        result[kind] = dict(zip(components, answers, strict=True))
+    return result
+
+
+async def warm_up(checker: Checker) -> list[str]:
+    """Load what the checker's agents need (indexes, models) before the first request; why any cannot run.
+
+    No check is run: with the paper profile that would spend model and search calls at every start.
+    The sentence splitter (no model service) is loaded too.
+    """
+    parts = {id(c): c for agent in checker.agents for c in (agent.source, agent.verifier)}
+    answers = await asyncio.gather(*(prepare(c, checker) for c in parts.values()))
+    problems = [f"{c.name}: {a['reason']}" for c, a in zip(parts.values(), answers, strict=True) if not a["usable"]]
+    if checker.extractor.name == FALLBACK_EXTRACTOR:
+        await asyncio.to_thread(checker.extractor.extract, "The server is starting.")
+    return problems
+
+
+def create_app(settings: ServerSettings | None = None) -> FastAPI:
+    """The ASGI application for ``settings`` (default: from the environment)."""
+    settings = settings or ServerSettings.from_env()
+    pool = CheckerPool(settings)
+    keys = KeyChecker(settings.api_keys)
+    limiter = RateLimiter(settings.rate_per_minute, settings.rate_burst)
+    scrub = Redactor(settings.secrets())
+    components_cache: dict[str, Any] = {}
+    components_lock = asyncio.Lock()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # Build the default checker and load its models and indexes now, so the first caller does not wait.
+        try:
+            for problem in await warm_up(pool.get()):
+                log.warning("an agent of the default profile cannot run: %s", scrub(problem))
+        except Exception as exc:  # the server still starts: each request then says what is wrong
+            log.warning("the default checker is not ready: %s: %s", type(exc).__name__, scrub(str(exc)))
+        yield
+
+    app = FastAPI(
+        title="factcheck",
+        version=_version(),
+        summary="Evidence-based, multi-agent fact-checking for browser extensions.",
+        lifespan=lifespan,
+    )
+
+    def error(status: int, message: str, headers: dict[str, str] | None = None, **extra: Any) -> Response:
+        return scrub.json({"error": message, **extra}, status, headers)
+
+    @app.exception_handler(APIError)
+    async def _api_error(request: Request, exc: APIError) -> Response:
+        return error(exc.status, exc.message, exc.headers)
+
+    @app.exception_handler(HTTPException)
+    async def _http_error(request: Request, exc: HTTPException) -> Response:
+        return error(exc.status_code, str(exc.detail), dict(exc.headers or {}))
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> Response:
+        details = [
+            {"field": ".".join(str(p) for p in e.get("loc", ()) if p != "body") or "body", "message": e.get("msg", "")}
+            for e in exc.errors()
+        ]
+        message = "; ".join(f"{d['field']}: {d['message']}" for d in details)
+        return error(422, f"invalid request: {message}", details=details)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> Response:
+        log.exception("unexpected error on %s", request.url.path)
+        return error(500, "internal error (see the server log)")
+
+    def caller(request: Request) -> str:
+        """Authenticate and rate-limit; the caller's id (a key number, or the client address without auth)."""
+        if settings.auth:
+            who = keys.identify(request.headers.get("authorization"))
+            if who is None:
+                raise APIError(401, "missing or wrong API key", {"WWW-Authenticate": "Bearer"})
+        else:
+            who = f"ip:{request.client.host if request.client else 'unknown'}"
+        wait = limiter.take(who)
+        if wait > 0:
+            raise APIError(429, f"rate limit reached: retry in {wait:.1f}s", {"Retry-After": retry_after_header(wait)})
+        return who
+
+    authorized = [Depends(caller)]
+
+    def checker_for(body: CheckRequest) -> Checker:
+        if len(body.text) > settings.max_text_chars:
+            raise APIError(413, f"text of {len(body.text)} characters is over the limit of {settings.max_text_chars}")
+        registry = get_registry()
+        if body.profile is not None and body.profile not in PROFILES:
+            raise APIError(422, f"unknown profile {body.profile!r} (available: {', '.join(sorted(PROFILES))})")
+        try:
+            for kind, name in (("scorers", body.scorer), ("label_rules", body.labels)):
+                if name is not None:
+                    registry.get(kind, name)
+        except ConfigError as exc:  # a name the caller chose
+            raise APIError(422, str(exc)) from None
+        try:
+            return pool.get(body.profile, body.scorer, body.labels)
+        except ConfigError as exc:  # the server's own settings: not the caller's fault
+            log.error("cannot build a checker: %s", scrub(str(exc)))
+            raise APIError(503, f"the server cannot check: {exc}") from None
+
+    def metadata(body: CheckRequest) -> dict[str, Any]:
+        return {k: v for k, v in (("url", body.url), ("title", body.title)) if v is not None}
+
+    @app.get("/v1/health")
+    async def health() -> dict[str, Any]:
+        """Liveness: answers without a key and tells nothing secret."""
+        return {"status": "ok", "version": _version(), "auth": "api-key" if settings.auth else "none"}
+
+    @app.get("/v1/components", dependencies=authorized)
+    async def components() -> Response:
+        """Installed sources, verifiers, extractors, scorers and label rules, and which can run with
+        the keys this server has (a source or verifier whose ``prepare`` fails is not usable)."""
+        async with components_lock:
+            if not components_cache:
+                try:
+                    checker = pool.get()
+                    agents_of = {
+                        name: load_settings(settings.config, profile=name).resolved_agents() for name in PROFILES
+                    }
+                except ConfigError as exc:
+                    raise APIError(503, f"the server cannot check: {exc}") from None
+                status = await component_status(checker)
+                registry = get_registry()
+                profiles = {}
+                for name, agents in agents_of.items():
+                    profiles[name] = [
+                        {
+                            "name": spec.name,
+                            "source": spec.source,
+                            "verifier": spec.verifier,
+                            "usable": status["sources"].get(spec.source, {}).get("usable", False)
+                            and status["verifiers"].get(spec.verifier, {}).get("usable", False),
+                        }
+                        for spec in agents
+                    ]
+                components_cache.update(
+                    default_profile=checker.settings.profile,
+                    profiles=profiles,
+                    sources=status["sources"],
+                    verifiers=status["verifiers"],
+                    extractors=sorted(registry.components["extractors"]),
+                    scorers=sorted(registry.components["scorers"]),
+                    label_rules=sorted(registry.components["label_rules"]),
+                )
+        return scrub.json(components_cache)
+
+    @app.post("/v1/check", dependencies=authorized)
+    async def check(body: CheckRequest) -> Response:
+        """Check a text; the answer is the checked-text JSON (``factcheck/1``) plus ``partial``."""
+        checker = checker_for(body)
+        verdict: dict[str, Any] = {}
+        try:
+            async for event in check_events(checker, body.text, settings.deadline_s):
+                if event.name == "verdict":
+                    verdict = event.data
+        except ConfigError as exc:  # the server's own settings (a missing model or corpus): not the caller's fault
+            log.error("check failed: %s", scrub(str(exc)))
+            raise APIError(503, f"the server cannot check: {exc}") from None
+        except FactcheckError as exc:
+            raise APIError(400, str(exc)) from None
+        return scrub.json({**verdict, **metadata(body)})
+
+    @app.post(
+        "/v1/check/stream",
+        dependencies=authorized,
+        response_class=StreamingResponse,
+        responses={200: {"content": {"text/event-stream": {}}, "description": "claims, claim..., verdict"}},
+    )
+    async def check_stream(body: CheckRequest) -> StreamingResponse:
+        """Check a text, sending Server-Sent Events as it goes: ``claims``, one ``claim`` per claim
+        as it is done, then ``verdict`` (the same JSON as ``/v1/check``); ``error`` if it fails."""
+        checker = checker_for(body)
+
+        async def events() -> AsyncIterator[str]:
+            try:
+                async for event in check_events(checker, body.text, settings.deadline_s):
+                    data = {**event.data, **metadata(body)} if event.name == "verdict" else event.data
+                    yield sse(event.name, data, scrub)
+            except FactcheckError as exc:
+                yield sse("error", {"error": str(exc)}, scrub)
+            except Exception:
+                log.exception("unexpected error in a streamed check")
+                yield sse("error", {"error": "internal error (see the server log)"}, scrub)
+
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        return StreamingResponse(events(), media_type="text/event-stream", headers=headers)
+
+    # Outermost: CORS headers go on every answer to an allowed origin, errors included, so a page can read them.
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        StrictCORS,
+        allow_origins=list(settings.cors_origins),
+        allow_methods=["GET", "POST"],
+        allow_headers=["Authorization", "Content-Type"],
+        max_age=600,
+    )
+    return app
+
+
+def sse(name: str, data: dict[str, Any], scrub: Callable[[str], str]) -> str:
+    """One Server-Sent Event: a name and one line of JSON."""
+    return f"event: {name}\ndata: {scrub(json.dumps(data, ensure_ascii=False))}\n\n"
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("factcheck-agents")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"

@@ -1,0 +1,104 @@
+"""``factcheck serve``: the HTTP API for browser extensions.
+
+Registered with the other built-in commands; FastAPI and uvicorn are imported
+only when the command runs, so the CLI works without the ``server`` extra.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from factcheck.errors import ConfigError
+from factcheck.plugins.hookspecs import hookimpl
+
+log = logging.getLogger("factcheck.server")
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@click.option("--profile", help="Default agent profile (a request may name another).")
+@click.option("--config", type=click.Path(path_type=Path), help="Settings file (default: ./factcheck.toml).")
+@click.option(
+    "--cors-origin",
+    "cors_origins",
+    multiple=True,
+    help="Origin allowed to read answers, e.g. chrome-extension://<id> (repeatable; adds to FACTCHECK_CORS_ORIGINS).",
+)
+@click.option(
+    "--insecure-no-auth",
+    is_flag=True,
+    help="Serve without API keys on a non-loopback address (anyone who reaches it spends your provider keys).",
+)
+@click.option("--max-text-chars", type=click.IntRange(min=1), help="Longest text accepted (413 above; default 20000).")
+@click.option("--rate-per-minute", type=click.FloatRange(min=0), help="Requests per minute per caller; 0 = off (60).")
+@click.option("--rate-burst", type=click.IntRange(min=1), help="Requests a caller may send at once (default 10).")
+@click.option("--deadline", "deadline_s", type=click.FloatRange(min=0, min_open=True), help="Seconds per check (30).")
+@click.option(
+    "--forwarded-allow-ips",
+    envvar="FORWARDED_ALLOW_IPS",
+    default="127.0.0.1",
+    show_default=True,
+    help="Proxies whose X-Forwarded-For / -Proto are trusted (comma list, or * behind a private proxy).",
+)
+@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info")
+def serve(
+    host: str,
+    port: int,
+    profile: str | None,
+    config: Path | None,
+    cors_origins: tuple[str, ...],
+    insecure_no_auth: bool,
+    max_text_chars: int | None,
+    rate_per_minute: float | None,
+    rate_burst: int | None,
+    deadline_s: float | None,
+    forwarded_allow_ips: str,
+    log_level: str,
+) -> None:
+    """Serve the fact-checking API (POST /v1/check, /v1/check/stream) for browser extensions.
+
+    Callers present a key from FACTCHECK_API_KEYS as "Authorization: Bearer KEY".
+    Provider keys (OPENAI_API_KEY, SERPER_API_KEY, ...) stay on this server.
+    """
+    try:
+        from factcheck.server.app import create_app
+        from factcheck.server.runner import serve as run
+        from factcheck.server.settings import ServerSettings
+    except ImportError as exc:
+        raise ConfigError(
+            f"factcheck serve needs the server extra ({exc.name} is missing): pip install 'factcheck-agents[server]'"
+        ) from None
+
+    base = ServerSettings.from_env()
+    settings = ServerSettings.from_env(
+        cors_origins=(*base.cors_origins, *(o for o in cors_origins if o not in base.cors_origins)),
+        insecure_no_auth=insecure_no_auth,
+        max_text_chars=max_text_chars,
+        rate_per_minute=rate_per_minute,
+        rate_burst=rate_burst,
+        deadline_s=deadline_s,
+        profile=profile,
+        config=str(config) if config else None,
+    )
+    settings.check_exposure(host)
+    logging.basicConfig(level=log_level.upper(), format="%(levelname)s:     %(name)s: %(message)s")
+    if not settings.auth:
+        log.warning(
+            "no API keys configured (FACTCHECK_API_KEYS): every caller that reaches %s is accepted%s",
+            host,
+            " (--insecure-no-auth)" if insecure_no_auth else "",
+        )
+    if not settings.cors_origins:
+        log.info("no CORS origin allowed: web pages cannot read answers (extensions with host permission can)")
+    run(create_app(settings), host, port, forwarded_allow_ips=forwarded_allow_ips, log_level=log_level)
+
+
+@hookimpl
+def register_commands(register: Callable[[Any], None]) -> None:
+    register(serve)

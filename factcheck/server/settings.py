@@ -1,0 +1,136 @@
+"""What the HTTP server is configured with: caller keys, allowed origins and limits.
+
+Read from ``FACTCHECK_*`` environment variables, then overridden by
+``factcheck serve`` flags. The checkers themselves are configured as
+everywhere else (``factcheck.toml``, provider keys in the environment); these
+settings only decide who may call the server and how much.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from factcheck.errors import ConfigError
+
+# An extension's origin is its scheme and id; a web origin is scheme, host and optional port, no path.
+_ORIGIN = re.compile(r"^(?:https?://[^/\s]+|chrome-extension://[a-p]{32}|moz-extension://[0-9a-fA-F-]{36})$")
+
+
+def _split(value: str | None) -> tuple[str, ...]:
+    return tuple(part.strip() for part in (value or "").split(",") if part.strip())
+
+
+def is_loopback(host: str) -> bool:
+    """True when ``host`` only accepts connections from this machine (``0.0.0.0`` accepts any)."""
+    if host.strip("[]").lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name: it may resolve to any interface
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """Who may call the server and how much.
+
+    - ``api_keys``: bearer keys a caller must present (``FACTCHECK_API_KEYS``, comma-separated);
+      none means no authentication, allowed only on a loopback host or with ``insecure_no_auth``.
+    - ``cors_origins``: origins whose pages may read the answers (``FACTCHECK_CORS_ORIGINS``),
+      e.g. ``chrome-extension://<id>``; ``*`` allows any.
+    - ``max_text_chars``: longer texts get 413 (``FACTCHECK_MAX_TEXT_CHARS``).
+    - ``rate_per_minute`` / ``rate_burst``: each caller's token bucket (``FACTCHECK_RATE_PER_MINUTE``,
+      ``FACTCHECK_RATE_BURST``); a rate of 0 turns limiting off.
+    - ``deadline_s``: a check still running then returns what is done, marked partial (``FACTCHECK_DEADLINE_S``).
+    - ``profile`` / ``config``: the default profile and the ``factcheck.toml`` checkers are built from.
+    - ``max_checkers``: how many (profile, scorer, labels) checkers are kept built.
+    """
+
+    api_keys: tuple[str, ...] = ()
+    cors_origins: tuple[str, ...] = ()
+    max_text_chars: int = 20_000
+    rate_per_minute: float = 60.0
+    rate_burst: int = 10
+    deadline_s: float = 30.0
+    profile: str | None = None
+    config: str | None = None
+    max_checkers: int = 8
+    insecure_no_auth: bool = False
+    extra_secrets: tuple[str, ...] = field(default=(), repr=False)
+
+    def __post_init__(self) -> None:
+        for origin in self.cors_origins:
+            if origin != "*" and not _ORIGIN.match(origin):
+                raise ConfigError(
+                    f"CORS origin {origin!r} must look like https://host[:port], chrome-extension://<32-letter id> "
+                    "or moz-extension://<uuid> (no path, no trailing slash)"
+                )
+        if any(not key or key != key.strip() or len(key) < 8 for key in self.api_keys):
+            raise ConfigError("each API key must be at least 8 characters, without spaces around it")
+        if not isinstance(self.max_text_chars, int) or self.max_text_chars < 1:
+            raise ConfigError(f"max_text_chars must be a whole number of at least 1, got {self.max_text_chars!r}")
+        if not 0 <= self.rate_per_minute < math.inf or self.rate_burst < 1:
+            raise ConfigError("rate_per_minute must be 0 (off) or positive, and rate_burst at least 1")
+        if not 0 < self.deadline_s < math.inf:
+            raise ConfigError(f"deadline_s must be a positive number of seconds, got {self.deadline_s!r}")
+        if self.max_checkers < 1:
+            raise ConfigError(f"max_checkers must be at least 1, got {self.max_checkers!r}")
+
+    @property
+    def auth(self) -> bool:
+        """True when callers must present one of ``api_keys``."""
+        return bool(self.api_keys)
+
+    @property
+    def max_body_bytes(self) -> int:
+        """The largest request body read: the text at its worst JSON escaping (6 bytes a character) plus fields."""
+        return 6 * self.max_text_chars + 16_384
+
+    def check_exposure(self, host: str) -> None:
+        """Refuse to serve without keys on an address other machines can reach, unless told to."""
+        if not self.auth and not is_loopback(host) and not self.insecure_no_auth:
+            raise ConfigError(
+                f"refusing to listen on {host} without API keys: set FACTCHECK_API_KEYS, "
+                "listen on 127.0.0.1, or pass --insecure-no-auth to accept every caller"
+            )
+
+    def secrets(self, env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+        """Values no answer may contain: caller keys and every provider key in the environment."""
+        env = os.environ if env is None else env
+        provider = (
+            value
+            for name, value in env.items()
+            if value
+            and re.search(r"(^|_)(API_KEY|KEY|TOKEN|SECRET|PASSWORD)S?$", name.upper())
+            and name.upper() not in {"FACTCHECK_API_KEYS"}
+        )
+        return tuple(dict.fromkeys((*self.api_keys, *self.extra_secrets, *provider)))
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> ServerSettings:
+        """Settings from ``FACTCHECK_*`` variables, then ``overrides`` (``None`` values leave a setting alone)."""
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {
+            "api_keys": _split(env.get("FACTCHECK_API_KEYS")),
+            "cors_origins": _split(env.get("FACTCHECK_CORS_ORIGINS")),
+        }
+        numbers = {
+            "max_text_chars": ("FACTCHECK_MAX_TEXT_CHARS", int),
+            "rate_per_minute": ("FACTCHECK_RATE_PER_MINUTE", float),
+            "rate_burst": ("FACTCHECK_RATE_BURST", int),
+            "deadline_s": ("FACTCHECK_DEADLINE_S", float),
+        }
+        for key, (variable, kind) in numbers.items():
+            if env.get(variable):
+                try:
+                    values[key] = kind(env[variable])
+                except ValueError:
+                    raise ConfigError(f"{variable} must be a number, got {env[variable]!r}") from None
+        settings = cls(**values)
+        return replace(settings, **{k: v for k, v in overrides.items() if v is not None})
