@@ -1,0 +1,179 @@
+"""``factcheck batch INPUT -o OUT.jsonl``: check a corpus, resumably, within a budget.
+
+See docs/batch.md. Exit status: 0 when every document has a line in OUT, 3
+when a budget stopped the run with documents left, 130 when interrupted; a
+rerun of the same command continues where the last one stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from factcheck.batch.inputs import open_input
+from factcheck.batch.output import claim_output, prepare_output, settings_path
+from factcheck.batch.progress import BatchProgress, render_summary, summarise
+from factcheck.batch.runner import BatchResult, Budget, LocalEngine, Tally, run_batch
+from factcheck.cli import (
+    build_checker,
+    independence_flag,
+    labels_flag,
+    llm_base_url_flag,
+    llm_model_flag,
+    no_cache_flag,
+    scorer_flag,
+)
+from factcheck.errors import ConfigError, InputError
+from factcheck.pipeline import Checker
+from factcheck.plugins.hookspecs import hookimpl
+from factcheck.resume import AppendLog, checker_fingerprint, exclusive
+
+EXIT_BUDGET = 3
+EXIT_INTERRUPTED = 130
+
+
+async def _run(
+    checker: Checker,
+    documents: Any,
+    log: AppendLog,
+    *,
+    engine: str,
+    ray_address: str | None,
+    ray_workers: int | None,
+    concurrency: int,
+    budget: Budget,
+    on_record: Callable[[dict[str, Any], Tally], None],
+) -> BatchResult:
+    if engine == "ray":
+        from factcheck.batch.ray_engine import RayEngine
+
+        ray_engine = RayEngine(
+            checker.settings, checker.independence, concurrency, address=ray_address, workers=ray_workers
+        )
+        async with ray_engine:
+            return await run_batch(
+                documents, log, ray_engine, concurrency=concurrency, budget=budget, on_record=on_record
+            )
+    return await run_batch(
+        documents, log, LocalEngine(checker), concurrency=concurrency, budget=budget, on_record=on_record
+    )
+
+
+@click.command()
+@click.argument("input_path", metavar="INPUT", type=click.Path(path_type=Path))
+@click.option("--out", "-o", type=click.Path(path_type=Path), required=True, help="Output JSON Lines file.")
+@click.option("--text-column", help="CSV column (or JSON Lines field) holding the text [default: text].")
+@click.option("--id-column", help="CSV column (or JSON Lines field) holding the id [default: id, else row number].")
+@click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="Documents in flight.")
+@click.option("--max-cost", type=click.FloatRange(min=0), help="Start no document once this many US dollars are spent.")
+@click.option(
+    "--max-llm-calls", type=click.IntRange(min=0), help="Start no document once this many LLM calls are made."
+)
+@click.option("--retry-failed", is_flag=True, help="Check again the documents whose line in OUT has an error.")
+@click.option("--report", type=click.Path(path_type=Path), help="Also write a self-contained HTML report here.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
+@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True)
+@click.option("--ray-address", help="Ray cluster to join (e.g. auto, ray://head:10001); default: start a local one.")
+@click.option("--ray-workers", type=click.IntRange(min=1), help="Ray workers [default: one per CPU of the cluster].")
+@click.option("--profile", help="Agent profile: offline (default) or paper.")
+@scorer_flag
+@labels_flag
+@click.option(
+    "--option", "options", multiple=True, metavar="KEY=VALUE", help="Scorer or label-rule option (repeatable)."
+)
+@click.option("--corpus", type=click.Path(path_type=Path), help="JSONL file or folder searched by the corpus agent.")
+@click.option("--source", "sources", multiple=True, help="Add an agent with this source (repeatable).")
+@click.option("--config", type=click.Path(path_type=Path), help="Settings file (default: ./factcheck.toml).")
+@llm_base_url_flag
+@llm_model_flag
+@click.option("--cache", "cache_path", type=click.Path(path_type=Path), help="SQLite cache file.")
+@no_cache_flag
+@independence_flag
+def batch(
+    input_path: Path,
+    out: Path,
+    text_column: str | None,
+    id_column: str | None,
+    concurrency: int,
+    max_cost: float | None,
+    max_llm_calls: int | None,
+    retry_failed: bool,
+    report: Path | None,
+    quiet: bool,
+    engine: str,
+    ray_address: str | None,
+    ray_workers: int | None,
+    **checker_options: Any,
+) -> None:
+    """Check every document of INPUT (a .jsonl or .csv file, or a folder of .txt / .md / .html
+    files) into OUT, one checked-text JSON line per document.
+
+    A killed run resumes where it stopped when run again with the same command.
+    """
+    if engine == "ray":
+        from factcheck.batch.ray_engine import import_ray
+
+        import_ray()  # the missing extra is reported before any work
+    elif ray_address or ray_workers:
+        raise ConfigError("--ray-address and --ray-workers need --engine ray")
+    if not out.parent.is_dir():
+        raise InputError(f"no such folder for the output: {out.parent}")
+    source = open_input(input_path, text_column=text_column, id_column=id_column)
+    ids = source.scan()
+    checker = build_checker(**checker_options)
+    claim_output(out, {"input": source.settings(), **checker_fingerprint(checker)})
+    err = Console(stderr=True)
+    if max_cost is not None and checker.llm.model not in checker.llm.prices:
+        err.print(
+            f"warning: model {checker.llm.model!r} has no price in [llm] prices, so --max-cost counts its calls as $0; "
+            "use --max-llm-calls, or set its price"
+        )
+    with exclusive(settings_path(out), out):
+        done = prepare_output(out, retry_failed=retry_failed)
+        todo = sum(1 for doc_id in ids if doc_id not in done)
+        try:
+            if not todo:  # nothing to do: start no engine (a Ray cluster takes seconds)
+                result = BatchResult(Tally())
+            else:
+                progress = BatchProgress(todo, err, enabled=not quiet and err.is_terminal)
+                with AppendLog(out) as log, progress:
+                    result = asyncio.run(
+                        _run(
+                            checker,
+                            source.documents(skip=done),
+                            log,
+                            engine=engine,
+                            ray_address=ray_address,
+                            ray_workers=ray_workers,
+                            concurrency=concurrency,
+                            budget=Budget(max_cost, max_llm_calls),
+                            on_record=progress.advance,
+                        )
+                    )
+        except KeyboardInterrupt:
+            err.print(f"interrupted: {out} keeps every finished document; run the same command again to continue")
+            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+    summary = summarise(out)
+    left = sum(1 for doc_id in ids if doc_id not in summary.ids)
+    if not quiet:
+        render_summary(summary, result.tally, total=len(ids), left=left, console=Console(file=sys.stdout))
+    if report is not None:
+        from factcheck.batch.html import write_report
+
+        write_report(out, report, summary)
+        if not quiet:
+            err.print(f"wrote {report}")
+    if result.stopped:
+        err.print(f"stopped: {result.stopped}; {left} documents left. Raise the budget and rerun to continue.")
+        raise click.exceptions.Exit(EXIT_BUDGET)
+
+
+@hookimpl
+def register_commands(register: Callable[[Any], None]) -> None:
+    register(batch)

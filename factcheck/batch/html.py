@@ -1,0 +1,201 @@
+"""``--report report.html``: one self-contained HTML page of a batch's results.
+
+A sortable table of documents (click a column heading), each row opening onto
+its claims: label, score, every agent's verdict with its rationale, and links
+to the evidence. No external asset, font or script is loaded.
+
+Everything shown comes from documents and evidence that may be hostile, so
+every piece of text is HTML-escaped, links are kept only when they are plain
+``http``/``https`` URLs, and a Content-Security-Policy allows no script or
+style but the page's own (by hash): even a bug in the escaping could not run
+injected code.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Iterable, Iterator
+from html import escape
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from factcheck.batch.output import is_failure
+from factcheck.batch.progress import Summary
+from factcheck.jsonl import atomic_writer, read_records
+
+EVIDENCE_CHARS = 300  # of each passage; the output file has them whole
+TEXT_CHARS = 2000
+
+STYLE = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em; color: #222; }
+table { border-collapse: collapse; width: 100%; }
+th, td { border-bottom: 1px solid #ddd; padding: 4px 6px; text-align: left; vertical-align: top; }
+#docs > thead th { cursor: pointer; background: #f4f4f4; position: sticky; top: 0; user-select: none; }
+#docs > thead th[aria-sort=ascending]::after { content: " \\25B2"; }
+#docs > thead th[aria-sort=descending]::after { content: " \\25BC"; }
+.l-TRUE { color: #17662b; font-weight: 600; } .l-FALSE { color: #a11; font-weight: 600; }
+.l-PARTLY { color: #8a5a00; font-weight: 600; } .l-UNVERIFIED, .abstain { color: #777; }
+.error { color: #a11; } .num { text-align: right; font-variant-numeric: tabular-nums; }
+details > summary { cursor: pointer; } .claim { margin: .6em 0 .9em; } .claim table td { font-size: 13px; }
+blockquote { margin: .3em 0 .6em 1em; color: #444; white-space: pre-wrap; }
+#filter { margin: .5em 0; padding: 4px; width: 20em; }
+""".strip()
+
+SCRIPT = """
+(function () {
+  var table = document.getElementById("docs");
+  var body = table.tBodies[0];
+  var heads = table.tHead.rows[0].cells;
+  function key(row, i) {
+    var cell = row.cells[i];
+    var v = cell.getAttribute("data-v");
+    if (v !== null) { var n = parseFloat(v); return isNaN(n) ? -Infinity : n; }
+    return cell.textContent.toLowerCase();
+  }
+  Array.prototype.forEach.call(heads, function (th, i) {
+    th.addEventListener("click", function () {
+      var up = th.getAttribute("aria-sort") !== "ascending";
+      Array.prototype.forEach.call(heads, function (h) { h.removeAttribute("aria-sort"); });
+      th.setAttribute("aria-sort", up ? "ascending" : "descending");
+      var rows = Array.prototype.slice.call(body.rows);
+      rows.sort(function (a, b) {
+        var x = key(a, i), y = key(b, i);
+        return (x < y ? -1 : x > y ? 1 : 0) * (up ? 1 : -1);
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+    });
+  });
+  document.getElementById("filter").addEventListener("input", function (e) {
+    var q = e.target.value.toLowerCase();
+    Array.prototype.forEach.call(body.rows, function (r) {
+      r.hidden = q !== "" && r.textContent.toLowerCase().indexOf(q) < 0;
+    });
+  });
+})();
+""".strip()
+
+
+def _hash(source: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(source.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+CSP = f"default-src 'none'; style-src {_hash(STYLE)}; script-src {_hash(SCRIPT)}; img-src 'none'; form-action 'none'"
+
+
+def safe_url(url: object) -> str | None:
+    """``url`` if it is an absolute http(s) URL (never ``javascript:`` or ``data:``), else ``None``."""
+    if not isinstance(url, str):
+        return None
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return None
+    return url.strip() if parts.scheme in ("http", "https") and parts.netloc else None
+
+
+def _label_class(label: object) -> str:
+    return "l-" + str(label).split()[0]
+
+
+def _number(value: object, digits: int = 3) -> str:
+    return f"{value:.{digits}f}" if isinstance(value, int | float) and not isinstance(value, bool) else ""
+
+
+def _evidence(items: Iterable[dict[str, Any]]) -> str:
+    links = []
+    for item in items:
+        title = escape(str(item.get("title") or item.get("source") or "evidence"))
+        url = safe_url(item.get("url"))
+        text = str(item.get("text") or "")
+        snippet = escape(text[:EVIDENCE_CHARS] + ("..." if len(text) > EVIDENCE_CHARS else ""))
+        head = f'<a href="{escape(url)}" rel="noopener noreferrer nofollow">{title}</a>' if url else title
+        links.append(f"<li>{head}: <span>{snippet}</span></li>")
+    return f"<ul>{''.join(links)}</ul>" if links else ""
+
+
+def _verdict(judgment: dict[str, Any]) -> str:
+    factuality = judgment.get("factuality")
+    if factuality is None:
+        reason = judgment.get("error") or judgment.get("rationale") or ""
+        return f'<span class="abstain">abstained</span> {escape(str(reason))}'
+    label = "TRUE" if factuality else "FALSE"
+    return f'<span class="l-{label}">{label}</span> {_number(judgment.get("confidence"), 2)}'
+
+
+def _claims(record: dict[str, Any]) -> str:
+    parts = []
+    for claim in record.get("claims") or []:
+        rows = "".join(
+            f"<tr><td>{escape(str(j.get('agent')))}</td><td>{_verdict(j)}</td>"
+            f"<td>{escape(str(j.get('rationale') or ''))}</td><td>{_evidence(j.get('evidence') or [])}</td></tr>"
+            for j in claim.get("judgments") or []
+        )
+        label = claim.get("label")
+        parts.append(
+            f'<div class="claim"><span class="{_label_class(label)}">{escape(str(label))}</span> '
+            f"{_number(claim.get('score'))} {escape(str(claim.get('text')))}"
+            f"<table><thead><tr><th>agent</th><th>verdict</th><th>rationale</th><th>evidence</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table></div>"
+        )
+    return "".join(parts)
+
+
+def document_row(record: dict[str, Any]) -> str:
+    """One ``<tr>`` of the documents table."""
+    claims = record.get("claims") or []
+    labels = [str(c.get("label")) for c in claims]
+    raw_usage = record.get("usage")
+    usage = raw_usage if isinstance(raw_usage, dict) else {}
+    text = str(record.get("text") or "")
+    meta = record.get("meta") or {}
+    failed = is_failure(record)
+    label = "FAILED" if failed else str(record.get("label"))
+    error = record.get("error") if failed else None
+    details = [f"<blockquote>{escape(text[:TEXT_CHARS] + ('...' if len(text) > TEXT_CHARS else ''))}</blockquote>"]
+    if error:
+        details.append(f'<p class="error">{escape(json.dumps(error, ensure_ascii=False))}</p>')
+    if meta:
+        details.append(f"<p>meta: <code>{escape(json.dumps(meta, ensure_ascii=False))}</code></p>")
+    details.append(_claims(record))
+    cells = [
+        f"<td>{escape(str(record.get('id')))}</td>",
+        f'<td class="{"error" if failed else _label_class(label)}">{escape(label)}</td>',
+        f'<td class="num" data-v="{_number(record.get("score"), 6)}">{_number(record.get("score"))}</td>',
+        f'<td class="num" data-v="{len(claims)}">{len(claims)}</td>',
+        *(f'<td class="num" data-v="{labels.count(k)}">{labels.count(k)}</td>' for k in ("TRUE", "FALSE")),
+        f'<td class="num" data-v="{labels.count("UNVERIFIED")}">{labels.count("UNVERIFIED")}</td>',
+        f'<td class="num" data-v="{usage.get("llm_calls", 0)}">{escape(str(usage.get("llm_calls", 0)))}</td>',
+        f"<td><details><summary>{len(claims)} claims</summary>{''.join(details)}</details></td>",
+    ]
+    return f'<tr class="doc">{"".join(cells)}</tr>\n'
+
+
+def _page(records: Iterable[dict[str, Any]], summary: Summary, title: str) -> Iterator[str]:
+    yield (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
+        '<meta name="referrer" content="no-referrer">\n'
+        f"<title>{escape(title)}</title>\n<style>{STYLE}</style></head><body>\n"
+        f"<h1>{escape(title)}</h1>\n"
+    )
+    labels = ", ".join(f"{escape(k)} {v}" for k, v in sorted(summary.labels.items())) or "none"
+    yield (
+        f"<p>{summary.documents} documents ({summary.failed} failed); labels: {labels}; "
+        f"{summary.claims} claims; {summary.llm_calls} LLM calls; ${summary.cost_usd:.4f}.</p>\n"
+        '<input id="filter" type="search" placeholder="filter rows" aria-label="filter rows">\n'
+        '<table id="docs"><thead><tr><th>id</th><th>label</th><th>score</th><th>claims</th><th>true</th>'
+        "<th>false</th><th>unverified</th><th>LLM calls</th><th>details</th></tr></thead><tbody>\n"
+    )
+    for record in records:
+        yield document_row(record)
+    yield f"</tbody></table>\n<script>{SCRIPT}</script>\n</body></html>\n"
+
+
+def write_report(results: Path, report: Path, summary: Summary) -> None:
+    """Write the HTML page for the output file ``results`` to ``report`` (atomically, streaming)."""
+    records = (record for _, record in read_records(results))
+    with atomic_writer(report) as handle:
+        handle.writelines(_page(records, summary, f"factcheck batch: {results.name}"))

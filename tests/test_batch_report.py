@@ -1,0 +1,116 @@
+"""factcheck batch --report: a self-contained page in which no piece of evidence can run code."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+from factcheck.batch.html import CSP, safe_url, write_report
+from factcheck.batch.progress import summarise
+from factcheck.types import Claim, ClaimVerdict, Evidence, Judgment, Label, TextVerdict
+from tests.test_batch import lines_of, mixed_folder, offline_config, run
+
+HOSTILE = '<script>alert("pwned")</script><img src=x onerror=alert(1)>'
+
+
+class Collector(HTMLParser):
+    """Every start tag with its attributes, and the text of each <script>."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.scripts: list[str] = []
+        self.styles: list[str] = []
+        self._in: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+        self._in = tag if tag in ("script", "style") else None
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in = None
+
+    def handle_data(self, data: str) -> None:
+        if self._in == "script":
+            self.scripts.append(data)
+        elif self._in == "style":
+            self.styles.append(data)
+
+
+def hostile_output(tmp_path: Path) -> Path:
+    evidence = (
+        Evidence("web", f"Passage {HOSTILE}", title=f"Title {HOSTILE}", url="javascript:alert(1)"),
+        Evidence("web", "A fine passage.", title="Fine", url="https://example.org/page?a=1&b=<2>"),
+    )
+    judgment = Judgment("web", True, 0.9, rationale=f"Because {HOSTILE}", evidence=evidence)
+    claim = ClaimVerdict(Claim("c1", f"Claim {HOSTILE}"), (judgment,), score=0.95, label=Label.TRUE)
+    verdict = TextVerdict(text=f"Text {HOSTILE}", claims=(claim,), score=0.95, label=Label.TRUE)
+    out = tmp_path / "out.jsonl"
+    records = [
+        {"id": f"doc {HOSTILE}", **verdict.to_dict(), "meta": {"note": HOSTILE}},
+        {
+            "id": "z",
+            **TextVerdict(text="", claims=()).to_dict(),
+            "meta": {},
+            "error": {"type": "X", "message": HOSTILE},
+        },
+    ]
+    out.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return out
+
+
+def test_report_escapes_all_untrusted_text_and_drops_unsafe_links(tmp_path: Path) -> None:
+    out, report = hostile_output(tmp_path), tmp_path / "report.html"
+    write_report(out, report, summarise(out))
+    page = report.read_text(encoding="utf-8")
+    parsed = Collector()
+    parsed.feed(page)
+    assert "<script>alert" not in page and "<img" not in page
+    assert not [t for t, a in parsed.tags if t == "img" or any(name.startswith("on") for name in a)]
+    assert page.count("&lt;script&gt;alert(&quot;pwned&quot;)") >= 6  # id, text, claim, rationale, title, meta, error
+    assert len(parsed.scripts) == 1 and [t for t, _ in parsed.tags].count("script") == 1
+    hrefs = [a.get("href") for t, a in parsed.tags if t == "a"]
+    assert hrefs == ["https://example.org/page?a=1&b=<2>"]  # parsed back: the javascript: link is gone
+    assert all(a.get("rel") == "noopener noreferrer nofollow" for t, a in parsed.tags if t == "a")
+
+
+def test_report_is_self_contained_and_its_policy_allows_only_its_own_script(tmp_path: Path) -> None:
+    out, report = hostile_output(tmp_path), tmp_path / "report.html"
+    write_report(out, report, summarise(out))
+    page = report.read_text(encoding="utf-8")
+    parsed = Collector()
+    parsed.feed(page)
+    assert not [
+        a for t, a in parsed.tags if t in ("script", "img", "link", "iframe") and (a.get("src") or a.get("href"))
+    ]
+    assert "@import" not in page and "url(" not in page
+    policy = next(a["content"] for t, a in parsed.tags if t == "meta" and a.get("http-equiv"))
+    assert policy == CSP and "default-src 'none'" in policy
+    digest = base64.b64encode(hashlib.sha256(parsed.scripts[0].encode()).digest()).decode()
+    assert f"script-src 'sha256-{digest}'" in policy  # the page's script runs, nothing else can
+    style = base64.b64encode(hashlib.sha256(parsed.styles[0].encode()).digest()).decode()
+    assert f"style-src 'sha256-{style}'" in policy
+
+
+def test_report_rows_are_sortable_with_numeric_keys(tmp_path: Path) -> None:
+    config, out, report = offline_config(tmp_path), tmp_path / "out.jsonl", tmp_path / "r.html"
+    code, output = run("batch", mixed_folder(tmp_path), "-o", out, "--config", config, "--report", report)
+    assert code == 0, output
+    page = report.read_text(encoding="utf-8")
+    rows = re.findall(r'<tr class="doc"><td>([^<]*)</td>', page)
+    assert sorted(rows) == sorted(r["id"] for r in lines_of(out))
+    assert "FAILED" in page and "not UTF-8" in page  # the failed document is shown with its error
+    scores = re.findall(r'<td class="num" data-v="([0-9.]+)">', page)
+    assert scores and all(float(s) >= 0 for s in scores)
+    assert 'addEventListener("click"' in page and "aria-sort" in page
+
+
+def test_safe_url_accepts_only_absolute_http_links() -> None:
+    assert safe_url("https://en.wikipedia.org/wiki/X") == "https://en.wikipedia.org/wiki/X"
+    assert safe_url(" http://a.b/c ") == "http://a.b/c"
+    for bad in ("javascript:alert(1)", "JavaScript:x", "data:text/html,x", "/relative", "//host/x", None, 3, "http://"):
+        assert safe_url(bad) is None
