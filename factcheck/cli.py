@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -20,6 +20,9 @@ from factcheck.errors import FactcheckError, InputError, raise_errors_requested
 from factcheck.jsonl import atomic_writer, read_records
 from factcheck.options import parse_option_pairs
 from factcheck.plugins.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from factcheck.pipeline import Checker
 
 
 class FactcheckGroup(click.Group):
@@ -101,6 +104,57 @@ def _read_text(text: str | None, file: Path | None) -> str:
     return text
 
 
+def build_checker(
+    *,
+    config: Path | None,
+    profile: str | None,
+    scorer: str | None,
+    labels: str | None,
+    options: tuple[str, ...],
+    corpus: Path | None,
+    sources: tuple[str, ...],
+    llm_base_url: str | None,
+    llm_model: str | None,
+    cache_path: Path | None,
+    no_cache: bool,
+    independence: str,
+    independence_threshold: float = 0.5,
+    serper_url: str | None = None,
+    wikipedia_url: str | None = None,
+    routing: str | None = None,
+    tau: str | None = None,
+    trust_file: Path | None = None,
+) -> Checker:
+    """The Checker the shared command-line flags ask for (``check``, ``batch``)."""
+    from factcheck.pipeline import Checker
+
+    source_options: dict[str, dict[str, str]] = {}
+    if serper_url:
+        source_options["serper"] = {"base_url": serper_url}
+    if wikipedia_url:
+        source_options["wikipedia"] = {"api_url": wikipedia_url}
+    cache: dict[str, Any] = {"path": str(cache_path)} if cache_path else {}
+    if no_cache:
+        cache["enabled"] = False
+    # tau stays a string here so a bad value is reported by the routing policy as a ConfigError.
+    routing_options = {k: v for k, v in (("tau", tau), ("trust", trust_file and str(trust_file))) if v}
+    return Checker(
+        config=config,
+        profile=profile,
+        scorer=scorer,
+        labels=labels,
+        scoring_options=parse_option_pairs(options),
+        corpus=corpus,
+        sources=sources,
+        source_options=source_options,
+        llm=llm_overrides(llm_base_url, llm_model),
+        cache=cache,
+        routing=routing,
+        routing_options=routing_options,
+        independence=independence_threshold if independence == "merge" else None,
+    )
+
+
 @click.command()
 @click.argument("text", required=False)
 @click.option("--file", "-f", type=click.Path(path_type=Path), help="Read the text from a file.")
@@ -151,34 +205,26 @@ def check(
     independence_threshold: float,
 ) -> None:
     """Check TEXT (or --file F, or - for standard input) and report the verdict."""
-    from factcheck.pipeline import Checker
-
     content = _read_text(text, file)
-    llm = llm_overrides(llm_base_url, llm_model)
-    source_options: dict[str, dict[str, str]] = {}
-    if serper_url:
-        source_options["serper"] = {"base_url": serper_url}
-    if wikipedia_url:
-        source_options["wikipedia"] = {"api_url": wikipedia_url}
-    cache: dict[str, Any] = {"path": str(cache_path)} if cache_path else {}
-    if no_cache:
-        cache["enabled"] = False
-    # tau stays a string here so a bad value is reported by the routing policy as a ConfigError.
-    routing_options = {k: v for k, v in (("tau", tau), ("trust", trust_file and str(trust_file))) if v}
-    checker = Checker(
+    checker = build_checker(
         config=config,
         profile=profile,
         scorer=scorer,
         labels=labels,
-        scoring_options=parse_option_pairs(options),
+        options=options,
         corpus=corpus,
         sources=sources,
-        source_options=source_options,
-        llm=llm,
-        cache=cache,
+        llm_base_url=llm_base_url,
+        llm_model=llm_model,
+        cache_path=cache_path,
+        no_cache=no_cache,
+        independence=independence,
+        independence_threshold=independence_threshold,
+        serper_url=serper_url,
+        wikipedia_url=wikipedia_url,
         routing=routing,
-        routing_options=routing_options,
-        independence=independence_threshold if independence == "merge" else None,
+        tau=tau,
+        trust_file=trust_file,
     )
     verdict = checker.check(content)
     if fmt == "json":

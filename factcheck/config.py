@@ -2,8 +2,10 @@
 explicit overrides (CLI flags, keyword arguments); later wins.
 
 A profile names a set of agents (source + verifier pairs). ``offline`` needs
-no key and no network; ``paper`` is the MAFC paper's three agents and needs
-the LLM and web-search components (see docs/getting-started.md).
+no key and no network (BM25 over a local corpus, judged by the shipped NLI
+model); ``baseline`` is the same search judged by the rule-based ``lexical``
+verifier, kept for comparison; ``paper`` is the MAFC paper's three agents and
+needs the LLM and web-search components (see docs/getting-started.md).
 
 Example ``factcheck.toml``::
 
@@ -11,9 +13,9 @@ Example ``factcheck.toml``::
 
     [agents.corpus]            # an agent of the profile: change its options
     source = "corpus"
-    verifier = "lexical"
+    verifier = "nli"
     path = "my-corpus.jsonl"   # any other key is a source option
-    verifier_options = { min_coverage = 0.4 }
+    verifier_options = { min_relevance = 0.6 }
 
     [scoring]
     scorer = "mafc"
@@ -68,7 +70,8 @@ class Profile:
 
 
 PROFILES: dict[str, Profile] = {
-    "offline": Profile("offline", (AgentSpec("corpus", "corpus", "lexical"),), "lexical", "sentence"),
+    "offline": Profile("offline", (AgentSpec("corpus", "corpus", "nli"),), "nli", "sentence"),
+    "baseline": Profile("baseline", (AgentSpec("corpus", "corpus", "lexical"),), "lexical", "sentence"),
     "paper": Profile(
         "paper",
         (

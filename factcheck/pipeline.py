@@ -15,8 +15,9 @@ import json
 import os
 import unicodedata
 import weakref
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -212,18 +213,34 @@ class Checker:
         if not isinstance(text, str) or not text.strip():
             raise InputError("empty text: there is nothing to check")
         recorder = UsageRecorder()
-        tokens = (current_usage.set(recorder), current_llm_settings.set(self.llm), current_cache.set(self.cache))
-        try:
+        with self._context(recorder):
             verdict = await self._check(text, claims, recorder)
-        finally:
-            current_usage.reset(tokens[0])
-            current_llm_settings.reset(tokens[1])
-            current_cache.reset(tokens[2])
         verdict = replace(verdict, usage=recorder.freeze())
         if self.independence is not None:
             # Agents citing near-duplicate evidence count once (ECMR); merges are noted in usage.
             verdict = rescore(apply_independence(verdict, self.independence), self.scorer, self.labels)
         return verdict
+
+    async def extract(self, text: str, recorder: UsageRecorder | None = None) -> list[Claim]:
+        """The claims of ``text``, as a check would extract them (with its fallback); usage goes to ``recorder``.
+
+        For callers that check claim by claim (the server's event stream):
+        ``acheck(text, claims=[claim])`` then judges each one.
+        """
+        recorder = recorder or UsageRecorder()
+        with self._context(recorder), recorder.timed("extract"):
+            return await self._extract(text, recorder)
+
+    @contextmanager
+    def _context(self, recorder: UsageRecorder) -> Iterator[None]:
+        """Make ``recorder``, the LLM settings and the cache the current ones for components."""
+        tokens = (current_usage.set(recorder), current_llm_settings.set(self.llm), current_cache.set(self.cache))
+        try:
+            yield
+        finally:
+            current_usage.reset(tokens[0])
+            current_llm_settings.reset(tokens[1])
+            current_cache.reset(tokens[2])
 
     async def _check(self, text: str, given: Sequence[Claim] | None, recorder: UsageRecorder) -> TextVerdict:
         with recorder.timed("total"):

@@ -13,6 +13,10 @@ from factcheck.plugins import reset_plugins
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("FACTCHECK_SHARED_DATA", ROOT.parent / "shared" / "data"))
+# Variables that steer the test run itself (set by .ci/run), not factcheck: never set aside.
+TEST_RUN_VARIABLES = frozenset(
+    {"FACTCHECK_SHARED_DATA", "FACTCHECK_REQUIRE_DATA", "FACTCHECK_REQUIRE_BROWSER", "FACTCHECK_ARTIFACTS"}
+)
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -25,7 +29,7 @@ def _isolated_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
         k: v
         for k, v in os.environ.items()
         if (k.startswith(("FACTCHECK_", "OPENAI_")) or k in ("SERPER_API_KEY", "SERPAPI_API_KEY"))
-        and k != "FACTCHECK_SHARED_DATA"
+        and k not in TEST_RUN_VARIABLES
     }
     for key in saved:
         del os.environ[key]

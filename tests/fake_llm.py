@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from typing import Any
 
+from factcheck.testing_llm import chat_completion
 from tests.fakes import Request, Response
 
 FALSE_WORDS = ("Berlin", "not", "never")
@@ -23,18 +23,7 @@ SELF_ANSWER = "The Eiffel Tower is a wrought-iron lattice tower in Paris, France
 
 def completion(content: str, model: str = "fake-model", prompt_tokens: int = 100, completion_tokens: int = 20) -> dict:
     """An OpenAI chat.completion object."""
-    return {
-        "id": "chatcmpl-test",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-        },
-    }
+    return chat_completion(content, model, prompt_tokens, completion_tokens)
 
 
 def _verify(system: str, user: str) -> dict[str, Any]:

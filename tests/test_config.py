@@ -15,7 +15,7 @@ profile = "offline"
 
 [agents.corpus]
 top_k = 5
-verifier_options = { min_coverage = 0.4 }
+verifier_options = { min_relevance = 0.4 }
 
 [agents.notes]
 source = "corpus"
@@ -36,8 +36,8 @@ def test_config_file_sets_agents_scoring_and_pipeline(tmp_path: Path) -> None:
     path.write_text(CONFIG)
     settings = load_settings(path, env={})
     agents = {a.name: a for a in settings.resolved_agents()}
-    assert agents["corpus"] == AgentSpec("corpus", "corpus", "lexical", {"top_k": 5}, {"min_coverage": 0.4})
-    assert agents["notes"] == AgentSpec("notes", "corpus", "lexical", {"path": "notes/"})
+    assert agents["corpus"] == AgentSpec("corpus", "corpus", "nli", {"top_k": 5}, {"min_relevance": 0.4})
+    assert agents["notes"] == AgentSpec("notes", "corpus", "nli", {"path": "notes/"})
     assert (settings.scorer, settings.labels, dict(settings.scoring_options)) == (
         "normsum",
         "compose",
@@ -64,7 +64,9 @@ def test_corpus_and_source_overrides_build_agents() -> None:
     settings = load_settings(env={}, corpus="docs.jsonl", sources=["glossary"])
     agents = {a.name: a for a in settings.resolved_agents()}
     assert agents["corpus"].source_options == {"path": "docs.jsonl"}
-    assert agents["glossary"] == AgentSpec("glossary", "glossary", "lexical")
+    assert agents["glossary"] == AgentSpec("glossary", "glossary", "nli")
+    baseline = load_settings(env={}, profile="baseline", sources=["glossary"]).resolved_agents()
+    assert [(a.name, a.verifier) for a in baseline] == [("corpus", "lexical"), ("glossary", "lexical")]
 
 
 @pytest.mark.parametrize(

@@ -85,7 +85,8 @@ def test_offline_default_runs_end_to_end_and_resumes(shared_data: Path, tmp_path
     assert report["texts"] == 12 and report["cost_per_claim"]["source_calls"] == 1.0
     assert report["rows"][0]["n"] == 12
     recorded = json.loads((out / "run.json").read_text())  # what a resume must match
-    assert recorded["agents"][0]["verifier_options"] == {"min_coverage": 0.3, "max_confidence": 0.9}
+    assert recorded["agents"][0]["verifier"] == "nli"
+    assert recorded["agents"][0]["verifier_options"]["min_relevance"] == 0.2
     assert set(recorded["llm"]) == {"base_url", "model"}
     first = judgments.read_text()
     run(*offline(shared_data, out, "--limit", "20", "--scorers", "mafc"))

@@ -14,9 +14,9 @@ from factcheck.eval.runner import (
     check_items,
     given_evidence_checker,
     parse_specs,
-    read_done,
     score_rows,
 )
+from factcheck.resume import read_done
 from factcheck.testing import ScriptedVerifier, StaticSource
 
 T, F, P = Label.TRUE, Label.FALSE, Label.PARTLY_TRUE

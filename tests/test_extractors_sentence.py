@@ -70,3 +70,15 @@ def test_keyword_queries_from_entities_and_noun_chunks() -> None:
     assert SentenceExtractor().extract("The Eiffel Tower is in Paris.")[0].queries == ()
     with pytest.raises(ConfigError, match="queries must be"):
         SentenceExtractor(queries="magic")
+
+
+def test_a_blank_line_always_ends_a_claim() -> None:
+    text = "Aspirin study\n\nAspirin lowers the risk of heart attacks. It is cheap.\n  \nStatins lower LDL cholesterol"
+    claims = SentenceExtractor().extract(text)
+    assert [c.text for c in claims] == [
+        "Aspirin study",
+        "Aspirin lowers the risk of heart attacks.",
+        "It is cheap.",
+        "Statins lower LDL cholesterol",
+    ]
+    assert all(c.span is not None and text[c.span[0] : c.span[1]] == c.text for c in claims)

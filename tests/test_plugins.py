@@ -64,7 +64,7 @@ def reload() -> None:
 
 def test_builtins_register_through_the_hooks() -> None:
     assert set(factcheck.get_sources()) == BUILTIN_SOURCES
-    assert set(factcheck.get_verifiers()) == {"lexical", "llm"}
+    assert set(factcheck.get_verifiers()) == {"lexical", "llm", "nli"}
     assert set(factcheck.get_extractors()) == {"sentence", "llm"}
     assert set(factcheck.get_scorers()) == {"mafc", "average", "normsum", "majority", "pamas"}
     assert set(factcheck.get_label_rules()) == {"threshold", "compose", "probable"}

@@ -27,7 +27,6 @@ from factcheck.eval.runner import (
     cost_per_claim,
     given_evidence_checker,
     parse_specs,
-    read_done,
     replay_records,
     score_rows,
 )
@@ -35,24 +34,11 @@ from factcheck.jsonl import read_records
 from factcheck.options import parse_option_pairs
 from factcheck.pipeline import Checker
 from factcheck.plugins.hookspecs import hookimpl
+from factcheck.resume import checker_fingerprint, guard_settings, read_done
 from factcheck.trust import claim_cases
 
 DEFAULT_DATA = Path("..") / "shared" / "data"
 DEFAULT_SCORERS = "mafc,mafc:bounds=reference,average,average:remap=false,normsum,majority"
-
-
-def _settings_file(out: Path, settings: dict[str, Any]) -> None:
-    """Refuse to resume a run recorded with other settings: its judgments would be mixed with new ones."""
-    path = out / "run.json"
-    if path.exists():
-        recorded = json.loads(path.read_text(encoding="utf-8"))
-        if recorded != settings:
-            raise ConfigError(
-                f"{out / 'judgments.jsonl'} was recorded with other settings ({recorded}); "
-                "use another --out or delete the folder"
-            )
-    else:
-        path.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
 
 
 @click.command(name="eval")
@@ -220,20 +206,10 @@ def _check(
     err: Console,
 ) -> list[dict[str, Any]]:
     """Check the items not yet in ``out/judgments.jsonl`` (with a progress bar); every record of ``items``."""
-    agents = [
-        {
-            "name": a.name,
-            "source": a.source.name,
-            # given evidence is the dataset's own: the source's options would repeat it
-            "source_options": {k: v for k, v in a.source.options().items() if k != "evidence"},
-            "verifier": a.verifier.name,
-            "verifier_options": a.verifier.options(),
-        }
-        for a in checker.agents
-    ]
-    llm = {"base_url": checker.llm.base_url, "model": checker.llm.model}
-    recorded = {"dataset": data.name, "mode": mode, "extract": extract, "agents": agents, "llm": llm}
-    _settings_file(out, json.loads(json.dumps(recorded, default=str)))
+    # Judgments are recorded once and scored many ways: the scorer and label rule are not part of them.
+    fingerprint = {k: v for k, v in checker_fingerprint(checker).items() if k not in ("scorer", "labels")}
+    recorded = {"dataset": data.name, "mode": mode, "extract": extract, **fingerprint}
+    guard_settings(out / "run.json", recorded, out / JUDGMENTS, "use another --out or delete the folder")
     path = out / JUDGMENTS
     done = read_done(path)
     todo = [item for item in items if item.id not in done]

@@ -8,7 +8,6 @@ checked again (a half-written last line is dropped).
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,8 +23,8 @@ from factcheck.eval.metrics import (
     macro_f1,
     per_class,
 )
-from factcheck.jsonl import read_records
 from factcheck.pipeline import Agent, Checker, split_scoring_options
+from factcheck.resume import AppendLog
 from factcheck.scoring import rescore
 from factcheck.sources.given import GivenSource
 from factcheck.types import Claim, ClaimVerdict, Evidence, Judgment, Label, TextVerdict, Usage
@@ -99,18 +98,6 @@ def given_evidence_checker(dataset: Dataset, checker: Checker) -> Checker:
     return Checker(checker.settings, agents=agents, extractor=checker.extractor)
 
 
-def read_done(path: Path) -> set[str]:
-    """Ids already checked in ``path``; a half-written last line (a killed run) is cut off."""
-    if not path.exists():
-        return set()
-    data = path.read_bytes()
-    keep = data.rfind(b"\n") + 1
-    if keep < len(data):
-        with path.open("r+b") as handle:
-            handle.truncate(keep)
-    return {str(r.get("id")) for _, r in read_records(path)}
-
-
 async def check_items(
     items: Sequence[EvalItem],
     checker: Checker,
@@ -122,13 +109,12 @@ async def check_items(
 ) -> None:
     """Check each item not yet in ``out`` and append its record, one line per text, as soon as it is done."""
     limit = asyncio.Semaphore(concurrency)
-    with out.open("a", encoding="utf-8") as handle:
+    with AppendLog(out) as log:
 
         async def one(item: EvalItem) -> None:
             async with limit:
                 verdict = await checker.acheck(item.text, None if extract else item_claims(item))
-            handle.write(json.dumps(record(item, verdict), ensure_ascii=False) + "\n")
-            handle.flush()
+            log.write(record(item, verdict))
             on_done()
 
         await asyncio.gather(*(one(item) for item in items))

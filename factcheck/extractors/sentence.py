@@ -8,6 +8,7 @@ model is installed. Each claim keeps its character span in the input.
 
 from __future__ import annotations
 
+import re
 import threading
 import warnings
 from collections.abc import Callable, Iterator
@@ -103,6 +104,24 @@ def _is_checkable(sentence: str, min_letters: int) -> bool:
     return letters >= min_letters and not sentence.rstrip().endswith(("?", "\uff1f", ":"))
 
 
+_PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
+
+
+def paragraph_pieces(sent: Span) -> Iterator[Span]:
+    """``sent`` cut at blank lines: spaCy can run a heading or list item into the next
+    paragraph's first sentence, but a blank line always ends a claim."""
+    start = sent.start_char
+    for match in _PARAGRAPH_BREAK.finditer(sent.text):
+        end = sent.start_char + match.start()
+        piece = sent.doc.char_span(start, end, alignment_mode="contract")
+        if piece is not None and piece.text.strip():
+            yield piece
+        start = sent.start_char + match.end()
+    piece = sent.doc.char_span(start, sent.end_char, alignment_mode="contract")
+    if piece is not None and piece.text.strip():
+        yield piece
+
+
 def blocks(text: str, max_chars: int) -> Iterator[tuple[int, str]]:
     """``(offset, block)`` pieces of ``text`` of at most ``max_chars``, cut at paragraph
     breaks, else line breaks, else spaces, so spaCy never sees more than it can parse."""
@@ -143,7 +162,7 @@ class SentenceExtractor(ClaimExtractor):
         with _nlp_lock, _with_ner(nlp) if keywords else nullcontext():  # spaCy is not documented as thread-safe
             docs = list(nlp.pipe(piece for _, piece in pieces))
         for (offset, _), doc in zip(pieces, docs, strict=True):
-            for sent in doc.sents:
+            for sent in (piece for whole in doc.sents for piece in paragraph_pieces(whole)):
                 sentence = sent.text.strip()
                 if not _is_checkable(sentence, self.min_letters):
                     continue

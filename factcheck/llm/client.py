@@ -21,7 +21,7 @@ from typing import Any
 
 from factcheck.cache import cached
 from factcheck.errors import ConfigError, LLMError, MissingKeyError
-from factcheck.net import host_limit
+from factcheck.net import host_limit, tls_context
 from factcheck.usage import record_llm
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -119,6 +119,7 @@ async def _complete(settings: LLMSettings, messages: Sequence[Mapping[str, str]]
         api_key=settings.api_key(),
         timeout=settings.timeout_s,
         max_retries=settings.max_retries,
+        http_client=openai.DefaultAsyncHttpxClient(verify=tls_context()),
     )
     try:
         async with host_limit(settings.base_url, settings.max_concurrency):

@@ -49,11 +49,14 @@ BUILTIN_PLUGINS = (
     "factcheck.sources.wikipedia",
     "factcheck.sources.websearch",
     "factcheck.verifiers.lexical",
+    "factcheck.verifiers.nli",
     "factcheck.verifiers.llm",
     "factcheck.scoring.builtins",
     "factcheck.cli",
     "factcheck.eval.cli",
     "factcheck.eval.calibrate",
+    "factcheck.batch.cli",
+    "factcheck.server.cli",
 )
 
 # kind -> (hook name, accepted types)

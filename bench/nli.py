@@ -1,0 +1,102 @@
+"""Throughput and latency of the offline NLI verifier, measured side by side in one run.
+
+1. Pairs per second of the shipped int8 model at several batch sizes (and of the
+   fp32 export beside it, when ``--fp32`` names one), on the same pairs.
+2. End to end per claim (BM25 over the shipped corpus, then ``nli``), cache off:
+   median and p95 latency, sentences read per claim, and the process's peak memory.
+
+    python bench/nli.py [--claims 100] [--batch-sizes 1,8,32,64] [--fp32 build/nli/model-fp32.onnx]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from factcheck import Agent, Checker, Claim
+from factcheck.sources.corpus import CorpusSource
+from factcheck.text import split_sentences
+from factcheck.verifiers.nli import SHIPPED_MODEL, NLIModel, NLIVerifier
+
+DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+
+
+def claims(n: int) -> list[str]:
+    path = DATA / "ito_mafc" / "scifact_single_dev188.jsonl"
+    with path.open(encoding="utf-8") as handle:
+        return [json.loads(line)["claim"] for line in handle][:n]
+
+
+def pairs_per_second(model: NLIModel, pairs: list[tuple[str, str]], batch_size: int) -> float:
+    model.probabilities(pairs[:batch_size], batch_size)  # warm up
+    start = time.perf_counter()
+    model.probabilities(pairs, batch_size)
+    return len(pairs) / (time.perf_counter() - start)
+
+
+def fp32_folder(onnx: Path) -> Path:
+    """A model folder around an fp32 export, with the shipped tokenizer and settings."""
+    folder = Path(tempfile.mkdtemp(prefix="nli-fp32-"))
+    shutil.copy(onnx, folder / "model.onnx")
+    for name in ("tokenizer.json", "nli.json"):
+        shutil.copy(SHIPPED_MODEL / name, folder / name)
+    return folder
+
+
+async def end_to_end(texts: list[str]) -> tuple[list[float], list[int]]:
+    checker = Checker(agents=[Agent("corpus", CorpusSource(), NLIVerifier())], cache={"enabled": False})
+    await checker.acheck(texts[0])  # index and model loaded once, outside the timing
+    latencies, sentences = [], []
+    for text in texts:
+        start = time.perf_counter()
+        verdict = await checker.acheck(text)
+        latencies.append(time.perf_counter() - start)
+        sentences.append(verdict.usage.calls.get("nli:pairs", 0))
+    return latencies, sentences
+
+
+def main(args: argparse.Namespace) -> None:
+    texts = claims(args.claims)
+    pairs = [
+        (text, sentence)
+        for text in texts
+        for item in CorpusSource().search(Claim("bench", text))
+        for sentence in split_sentences(item.text)
+    ][:256]
+    models = {"int8 (shipped)": NLIModel(SHIPPED_MODEL)}
+    if args.fp32:
+        models["fp32"] = NLIModel(fp32_folder(args.fp32))
+    sizes = [int(s) for s in args.batch_sizes.split(",")]
+    print(f"pairs/s on {len(pairs)} (claim, sentence) pairs")
+    print(f"{'model':<16}" + "".join(f"{f'batch {s}':>11}" for s in sizes))
+    rates: dict[str, list[float]] = {}
+    for name, model in models.items():
+        rates[name] = [pairs_per_second(model, pairs, s) for s in sizes]
+        print(f"{name:<16}" + "".join(f"{r:>11.0f}" for r in rates[name]))
+    if "fp32" in rates:
+        ratio = [a / b for a, b in zip(rates["int8 (shipped)"], rates["fp32"], strict=True)]
+        print(f"{'int8 / fp32':<16}" + "".join(f"{r:>10.2f}x" for r in ratio))
+    latencies, sentences = asyncio.run(end_to_end(texts))
+    ms = sorted(1000 * t for t in latencies)
+    p95 = ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(
+        f"\nend to end over {len(texts)} SciFact dev claims (BM25 top 3 + nli, cache off): "
+        f"median {statistics.median(ms):.0f} ms, p95 {p95:.0f} ms per claim, "
+        f"{statistics.mean(sentences):.1f} sentences read per claim; peak memory {peak_mb:.0f} MB"
+    )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--claims", type=int, default=100)
+    parser.add_argument("--batch-sizes", default="1,8,32,64")
+    parser.add_argument("--fp32", type=Path, help="an fp32 ONNX export to compare with (build/nli/model-fp32.onnx)")
+    main(parser.parse_args())
