@@ -69,7 +69,7 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------- training pairs
 
 
-def scifact_pairs(data: Path, rng: random.Random, retrieved_negatives: int) -> list[Pair]:
+def scifact_pairs(data: Path, retrieved_negatives: int) -> list[Pair]:
     corpus = {row["doc_id"]: row for row in read_jsonl(data / "scifact" / "corpus.jsonl")}
     claims = read_jsonl(data / "scifact" / "claims_train.jsonl")
     retriever = _bm25(corpus) if retrieved_negatives else None
@@ -223,11 +223,12 @@ def fever_pairs(data: Path) -> list[Pair]:
     return pairs
 
 
-def heldout_groups(data: Path, share: float, seed: int) -> set[str]:
+def heldout_groups(data: Path, share: float, rng: random.Random) -> set[str]:
     """The SciFact train claims never trained on (``scifact-<id>``): whole claims, never single
-    pairs, which would leak the claim. Tuning scripts call this to find the same claims again."""
+    pairs, which would leak the claim. Training draws them first from its seeded generator;
+    tuning scripts pass ``random.Random(seed)`` to find the same claims again."""
     groups = sorted(f"scifact-{row['id']}" for row in read_jsonl(data / "scifact" / "claims_train.jsonl"))
-    random.Random(seed).shuffle(groups)
+    rng.shuffle(groups)
     return set(groups[: round(len(groups) * share)])
 
 
@@ -359,10 +360,10 @@ def train(args: argparse.Namespace) -> None:
 
     model_dir = Path(get_model_path())
     data = Path(args.data)
-    pairs = scifact_pairs(data, rng, args.retrieved_negatives) + fever_pairs(data)
+    pairs = scifact_pairs(data, args.retrieved_negatives) + fever_pairs(data)
     if args.synthetic:
         pairs += synthetic_pairs(data, args.synthetic, random.Random(args.seed))
-    train_pairs, held_pairs = split_holdout(pairs, heldout_groups(data, args.holdout, args.seed))
+    train_pairs, held_pairs = split_holdout(pairs, heldout_groups(data, args.holdout, rng))
     print(f"pairs: {len(train_pairs)} train, {len(held_pairs)} held out")
     print("train by source:", dict(Counter(p.source for p in train_pairs)))
     print("train by label:", {LABELS[k]: v for k, v in sorted(Counter(p.label for p in train_pairs).items())})

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 from pathlib import Path
 
 from train_offline_nli import heldout_groups, read_jsonl
@@ -28,7 +29,7 @@ DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 def main(args: argparse.Namespace) -> None:
     config = json.loads((args.model / "nli.json").read_text(encoding="utf-8"))
     seed, share = config["hyperparameters"]["seed"], config["hyperparameters"]["holdout"]
-    held = heldout_groups(args.data, share, seed)
+    held = heldout_groups(args.data, share, random.Random(seed))
     rows = [
         r
         for r in read_jsonl(args.data / "scifact" / "claims_train.jsonl")
