@@ -63,12 +63,18 @@ def hostile_output(tmp_path: Path) -> Path:
     return out
 
 
-def test_report_escapes_all_untrusted_text_and_drops_unsafe_links(tmp_path: Path) -> None:
+def hostile_report(tmp_path: Path) -> tuple[str, Collector]:
+    """The HTML report of :func:`hostile_output`, as text and parsed."""
     out, report = hostile_output(tmp_path), tmp_path / "report.html"
     write_report(out, report, summarise(out))
     page = report.read_text(encoding="utf-8")
     parsed = Collector()
     parsed.feed(page)
+    return page, parsed
+
+
+def test_report_escapes_all_untrusted_text_and_drops_unsafe_links(tmp_path: Path) -> None:
+    page, parsed = hostile_report(tmp_path)
     assert "<script>alert" not in page and "<img" not in page
     assert not [t for t, a in parsed.tags if t == "img" or any(name.startswith("on") for name in a)]
     assert page.count("&lt;script&gt;alert(&quot;pwned&quot;)") >= 6  # id, text, claim, rationale, title, meta, error
@@ -79,11 +85,7 @@ def test_report_escapes_all_untrusted_text_and_drops_unsafe_links(tmp_path: Path
 
 
 def test_report_is_self_contained_and_its_policy_allows_only_its_own_script(tmp_path: Path) -> None:
-    out, report = hostile_output(tmp_path), tmp_path / "report.html"
-    write_report(out, report, summarise(out))
-    page = report.read_text(encoding="utf-8")
-    parsed = Collector()
-    parsed.feed(page)
+    page, parsed = hostile_report(tmp_path)
     assert not [
         a for t, a in parsed.tags if t in ("script", "img", "link", "iframe") and (a.get("src") or a.get("href"))
     ]

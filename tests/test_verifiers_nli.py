@@ -144,13 +144,13 @@ def test_the_model_card_numbers_come_with_the_model() -> None:
     assert (SHIPPED_MODEL / "model.onnx").stat().st_size < 30e6
 
 
-def test_the_offline_default_checks_with_the_model_and_never_imports_torch(tmp_path: Path) -> None:
+def test_the_offline_default_checks_with_the_model_and_never_imports_torch() -> None:
     script = (
         "import json, sys; from factcheck import check; "
         "v = check('Vitamin D supplementation reduces the risk of fractures in older adults.'); "
         "print(json.dumps(v.to_dict())); print('torch' in sys.modules)"
     )
-    env = {**os.environ, "FACTCHECK_CACHE_DIR": str(tmp_path)}  # a fresh cache: the claim is really judged
+    env = {**os.environ, "FACTCHECK_NO_CACHE": "1"}  # no judgment from an earlier test: the claim is really judged
     result = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True, env=env
     )

@@ -61,7 +61,6 @@ class NLIModel:
             raise ConfigError(
                 f"nli: needs onnxruntime and tokenizers ({exc}): pip install onnxruntime tokenizers"
             ) from None
-        self.folder = folder
         config = json.loads((folder / "nli.json").read_text(encoding="utf-8"))
         if list(config.get("labels", [])) != list(LABELS):
             raise ConfigError(f"nli: {folder}/nli.json must list the labels {list(LABELS)}")
