@@ -1,7 +1,11 @@
 """A SQLite cache of LLM answers, search results and judgments.
 
 Entries are keyed by a hash of the request and the component's version, so a
-changed prompt or parser never serves stale answers. The database is in WAL
+changed prompt or parser never serves stale answers. An entry that records an
+absence (no search results, an empty page, a judgment made without evidence)
+expires after ``absence_ttl_s`` (an hour by default), so a passing outage does
+not become a lasting answer; other entries keep until evicted. ``refresh``
+asks everything again and stores the new answers. The database is in WAL
 mode with a busy time-out, so several processes can share one file; it is kept
 under ``max_bytes`` by evicting the least recently used entries.
 
@@ -29,6 +33,7 @@ from factcheck.usage import record_cache_hit
 T = TypeVar("T")
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+DEFAULT_ABSENCE_TTL_S = 3600.0
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
     key TEXT PRIMARY KEY,
@@ -36,7 +41,8 @@ CREATE TABLE IF NOT EXISTS entries (
     value TEXT NOT NULL,
     size INTEGER NOT NULL,
     created REAL NOT NULL,
-    accessed REAL NOT NULL
+    accessed REAL NOT NULL,
+    expires REAL
 );
 CREATE INDEX IF NOT EXISTS entries_accessed ON entries (accessed);
 """
@@ -56,9 +62,18 @@ def cache_key(kind: str, version: str, request: Mapping[str, Any]) -> str:
 class Cache:
     """A size-bounded key-value store of JSON values in one SQLite file."""
 
-    def __init__(self, path: str | Path | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        absence_ttl_s: float = DEFAULT_ABSENCE_TTL_S,
+        refresh: bool = False,
+    ) -> None:
         self.path = Path(path).expanduser() if path else default_cache_path()
         self.max_bytes = max_bytes
+        self.absence_ttl_s = absence_ttl_s
+        self.refresh = refresh
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
 
@@ -71,26 +86,38 @@ class Cache:
                 connection.execute("PRAGMA journal_mode=WAL")
                 connection.execute("PRAGMA busy_timeout=30000")
                 connection.executescript(_SCHEMA)
+                columns = {row[1] for row in connection.execute("PRAGMA table_info(entries)")}
+                if "expires" not in columns:  # a cache file written before entries could expire
+                    connection.execute("ALTER TABLE entries ADD COLUMN expires REAL")
                 self._connection = connection
             yield self._connection
 
     def get(self, key: str) -> Any | None:
-        """The value stored under ``key``, or ``None``."""
-        with self._db() as db:
-            row = db.execute("SELECT value FROM entries WHERE key = ?", (key,)).fetchone()
-            if row is None:
-                return None
-            db.execute("UPDATE entries SET accessed = ? WHERE key = ?", (time.time(), key))
-        return json.loads(row[0])
-
-    def set(self, key: str, kind: str, value: Any) -> None:
-        """Store ``value`` (JSON-serialisable) and evict old entries beyond ``max_bytes``."""
-        text = json.dumps(value, ensure_ascii=False)
+        """The value stored under ``key``, or ``None`` (also when it expired, or with ``refresh`` on)."""
+        if self.refresh:
+            return None
         now = time.time()
         with self._db() as db:
+            row = db.execute("SELECT value, expires FROM entries WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                return None
+            if row[1] is not None and row[1] <= now:
+                db.execute("DELETE FROM entries WHERE key = ?", (key,))
+                return None
+            db.execute("UPDATE entries SET accessed = ? WHERE key = ?", (now, key))
+        return json.loads(row[0])
+
+    def set(self, key: str, kind: str, value: Any, ttl_s: float | None = None) -> None:
+        """Store ``value`` (JSON-serialisable), for ``ttl_s`` seconds if given, and evict old entries
+        beyond ``max_bytes``."""
+        text = json.dumps(value, ensure_ascii=False)
+        now = time.time()
+        expires = now + ttl_s if ttl_s is not None else None
+        with self._db() as db:
             db.execute(
-                "INSERT OR REPLACE INTO entries (key, kind, value, size, created, accessed) VALUES (?, ?, ?, ?, ?, ?)",
-                (key, kind, text, len(text), now, now),
+                "INSERT OR REPLACE INTO entries (key, kind, value, size, created, accessed, expires)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (key, kind, text, len(text), now, now, expires),
             )
             total = db.execute("SELECT COALESCE(SUM(size), 0) FROM entries").fetchone()[0]
             if total > self.max_bytes:
@@ -149,6 +176,7 @@ async def cached(
     request: Mapping[str, Any],
     compute: Callable[[], Awaitable[T]],
     validate: Callable[[T], object] | None = None,
+    absent: Callable[[T], bool] | None = None,
 ) -> T:
     """``compute()``, or its stored result for the same ``kind``, ``version`` and ``request``.
 
@@ -156,6 +184,8 @@ async def cached(
     ``usage.cache_hits[kind]``. Only JSON-serialisable results can be cached, and
     only once ``validate(result)`` has not raised: an unusable answer (a model's
     reply that is not the JSON asked for) is never stored, so a retry can do better.
+    A result that records an absence (``absent(result)``; by default an empty
+    list, mapping or string) is stored only for the cache's ``absence_ttl_s``.
     """
     cache = current_cache.get()
     if cache is None:
@@ -175,6 +205,12 @@ async def cached(
     value = await compute()
     if validate is not None:
         validate(value)
+    is_absence = absent(value) if absent is not None else _empty(value)
+    ttl_s = cache.absence_ttl_s if is_absence else None
     with suppress(sqlite3.Error, TypeError, ValueError):
-        await asyncio.to_thread(cache.set, key, kind, value)
+        await asyncio.to_thread(cache.set, key, kind, value, ttl_s)
     return value
+
+
+def _empty(value: object) -> bool:
+    return isinstance(value, list | dict | str | tuple) and not value

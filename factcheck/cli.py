@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.console import Console
 
-from factcheck.errors import FactcheckError, InputError, raise_errors_requested
+from factcheck.errors import ConfigError, FactcheckError, InputError, raise_errors_requested
 from factcheck.jsonl import atomic_writer, read_records
 from factcheck.options import parse_option_pairs
 from factcheck.plugins.hookspecs import hookimpl
@@ -53,20 +53,144 @@ def cli() -> None:
     """Evidence-based, multi-agent fact-checking."""
 
 
+def registered(kind: str) -> Callable[[], list[str]]:
+    """The names registered of ``kind`` (``scorers``, ``label_rules``, ...), read when called."""
+
+    def names() -> list[str]:
+        from factcheck.plugins import get_registry
+
+        return sorted(get_registry().components[kind])
+
+    return names
+
+
+def profiles() -> list[str]:
+    """The agent profiles' names."""
+    from factcheck.config import PROFILES
+
+    return sorted(PROFILES)
+
+
+class HelpOption(click.Option):
+    """An option whose help names what is registered and the default that settings decide.
+
+    ``names`` fills ``{names}`` in the help, read from the plugin registry only when help
+    is shown (the registry is built from the plugins, this module among them), so a
+    plugin's scorer is listed beside the built-ins. ``default_text`` is shown as click
+    shows a default, for options whose click default is ``None`` because ``factcheck.toml``
+    or the environment may set them.
+    """
+
+    def __init__(
+        self,
+        *args: Any,
+        names: Callable[[], list[str]] | None = None,
+        default_text: str | Callable[[], str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.names = names
+        self.default_text = default_text
+        self.help_template = self.help
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        if self.names is not None and self.help_template:
+            self.help = self.help_template.format(names=", ".join(self.names()))
+        return super().get_help_record(ctx)
+
+    def get_help_extra(self, ctx: click.Context) -> click.types.OptionHelpExtra:
+        extra = super().get_help_extra(ctx)
+        if self.default_text is not None:
+            extra["default"] = self.default_text() if callable(self.default_text) else self.default_text
+        return extra
+
+
+def key_value_pairs(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    """Refuse a ``-o`` value that is not KEY=VALUE while parsing, before any work, with a hint
+    for the likely slip: ``-o`` meant as an output file."""
+    for value in values:
+        try:
+            parse_option_pairs([value])
+        except ConfigError:
+            hint = ""
+            if "=" not in value and any(p.name == "out" for p in ctx.command.params):
+                hint = f"; to write to {value}, use --out {value}"
+            raise click.BadParameter(
+                f"{value!r} is not KEY=VALUE (-o is --option in every factcheck command{hint})", ctx, param
+            ) from None
+    return values
+
+
 option_flag = click.option(
     "--option",
     "-o",
     "options",
     multiple=True,
     metavar="KEY=VALUE",
-    help="Scorer or label-rule option, e.g. bounds=reference or thresholds=0.5 (repeatable).",
+    callback=key_value_pairs,
+    help="Option of the scorer or label rule, e.g. bounds=reference or thresholds=0.5 (repeatable).",
 )
-scorer_flag = click.option("--scorer", help="Scorer: mafc, average, normsum, majority, or a plugin's.")
+
+
+scorer_flag = click.option(
+    "--scorer",
+    cls=HelpOption,
+    names=registered("scorers"),
+    default_text="settings, else mafc",
+    help="Scorer: {names}.",
+)
+labels_flag = click.option(
+    "--labels",
+    cls=HelpOption,
+    names=registered("label_rules"),
+    default_text="settings, else threshold",
+    help="Label rule: {names}.",
+)
+profile_flag = click.option(
+    "--profile",
+    cls=HelpOption,
+    names=profiles,
+    default_text="settings, else paper when LLM and web-search keys are set, else offline",
+    help="Agent profile: {names}.",
+)
+config_flag = click.option(
+    "--config",
+    cls=HelpOption,
+    type=click.Path(path_type=Path),
+    default_text="./factcheck.toml if there is one",
+    help="Settings file.",
+)
+corpus_flag = click.option(
+    "--corpus",
+    cls=HelpOption,
+    type=click.Path(path_type=Path),
+    default_text="settings, else the shipped SciFact abstracts",
+    help="JSONL file, text file or folder searched by the corpus agent.",
+)
+source_flag = click.option(
+    "--source",
+    "sources",
+    cls=HelpOption,
+    multiple=True,
+    names=registered("sources"),
+    help="Add an agent with this source and the profile's verifier (repeatable): {names}.",
+)
 llm_base_url_flag = click.option(
     "--llm-base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (Ollama)."
 )
 llm_model_flag = click.option("--llm-model", help="Model name for the LLM components.")
+cache_flag = click.option(
+    "--cache",
+    "cache_path",
+    cls=HelpOption,
+    type=click.Path(path_type=Path),
+    default_text="settings, else cache.sqlite in $FACTCHECK_CACHE_DIR or ~/.cache/factcheck",
+    help="SQLite cache file.",
+)
 no_cache_flag = click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
+refresh_flag = click.option(
+    "--refresh", is_flag=True, help="Ask every source and model again instead of reading the cache; store the answers."
+)
 independence_flag = click.option(
     "--independence",
     type=click.Choice(["off", "merge"]),
@@ -74,14 +198,25 @@ independence_flag = click.option(
     show_default=True,
     help="merge: agreeing agents citing near-duplicate evidence count once.",
 )
+scoring_trust_flag = click.option(
+    "--trust",
+    "trust_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Trust file (factcheck calibrate) for a trust-aware scorer (pamas): the same as -o trust=FILE.",
+)
+
+
+def scoring_options(options: tuple[str, ...], trust_file: Path | None) -> dict[str, str]:
+    """The ``-o`` pairs, with ``--trust FILE`` as ``trust=FILE`` unless ``-o trust=...`` names one."""
+    parsed = parse_option_pairs(options)
+    if trust_file is not None:
+        parsed.setdefault("trust", str(trust_file))
+    return parsed
 
 
 def llm_overrides(base_url: str | None, model: str | None) -> dict[str, str]:
     """The ``[llm]`` settings the LLM flags set."""
     return {k: v for k, v in (("base_url", base_url), ("model", model)) if v}
-
-
-labels_flag = click.option("--labels", help="Label rule: threshold or compose, or a plugin's.")
 
 
 def _read_text(text: str | None, file: Path | None) -> str:
@@ -119,6 +254,7 @@ def build_checker(
     no_cache: bool,
     independence: str,
     independence_threshold: float = 0.5,
+    refresh: bool = False,
     serper_url: str | None = None,
     wikipedia_url: str | None = None,
     routing: str | None = None,
@@ -136,6 +272,8 @@ def build_checker(
     cache: dict[str, Any] = {"path": str(cache_path)} if cache_path else {}
     if no_cache:
         cache["enabled"] = False
+    if refresh:
+        cache["refresh"] = True
     # tau stays a string here so a bad value is reported by the routing policy as a ConfigError.
     routing_options = {k: v for k, v in (("tau", tau), ("trust", trust_file and str(trust_file))) if v}
     return Checker(
@@ -155,32 +293,69 @@ def build_checker(
     )
 
 
-@click.command()
+@click.command(short_help="Check a text and show the verdict with its evidence.")
 @click.argument("text", required=False)
 @click.option("--file", "-f", type=click.Path(path_type=Path), help="Read the text from a file.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--profile", help="Agent profile: offline (default) or paper.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: a readable report; json: the factcheck/1 JSON format.",
+)
+@profile_flag
 @scorer_flag
 @labels_flag
 @option_flag
-@click.option("--corpus", type=click.Path(path_type=Path), help="JSONL file or folder searched by the corpus agent.")
-@click.option("--source", "sources", multiple=True, help="Add an agent with this source (repeatable).")
-@click.option("--config", type=click.Path(path_type=Path), help="Settings file (default: ./factcheck.toml).")
+@corpus_flag
+@source_flag
+@config_flag
 @llm_base_url_flag
 @llm_model_flag
-@click.option("--serper-url", help="Base URL of the Serper API (default https://google.serper.dev).")
-@click.option("--wikipedia-url", help="MediaWiki API URL (default https://en.wikipedia.org/w/api.php).")
-@click.option("--cache", "cache_path", type=click.Path(path_type=Path), help="SQLite cache file.")
+@click.option(
+    "--serper-url",
+    cls=HelpOption,
+    default_text="settings, else https://google.serper.dev",
+    help="Base URL of the Serper API.",
+)
+@click.option(
+    "--wikipedia-url",
+    cls=HelpOption,
+    default_text="settings, else https://en.wikipedia.org/w/api.php",
+    help="MediaWiki API URL.",
+)
+@cache_flag
 @no_cache_flag
+@refresh_flag
 @click.option(
     "--routing",
+    cls=HelpOption,
     type=click.Choice(["all", "trust", "gated"]),
-    help="Which agents answer each claim: all (default), trust (PAMAS) or gated (cheapest first).",
+    default_text="settings, else all",
+    help="Which agents answer each claim: all, trust (PAMAS: the most trusted first) or gated (cheapest first).",
 )
-@click.option("--tau", help="Confidence a gated check needs to stop escalating (default 0.8).")
-@click.option("--trust", "trust_file", type=click.Path(path_type=Path), help="Trust file (factcheck calibrate).")
+@click.option(
+    "--tau",
+    cls=HelpOption,
+    default_text="settings, else 0.8",
+    help="Confidence a gated check needs to stop asking more agents.",
+)
+@click.option(
+    "--trust",
+    "trust_file",
+    type=click.Path(path_type=Path),
+    help="Trust file (factcheck calibrate): orders agents for --routing trust, and weighs a trust-aware scorer "
+    "(pamas) as -o trust=FILE does.",
+)
 @independence_flag
-@click.option("--independence-threshold", type=click.FloatRange(0, 1, min_open=True), default=0.5, show_default=True)
+@click.option(
+    "--independence-threshold",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=0.5,
+    show_default=True,
+    help="With --independence merge: how similar two agents' evidence must be to count once.",
+)
 def check(
     text: str | None,
     file: Path | None,
@@ -198,6 +373,7 @@ def check(
     wikipedia_url: str | None,
     cache_path: Path | None,
     no_cache: bool,
+    refresh: bool,
     routing: str | None,
     tau: str | None,
     trust_file: Path | None,
@@ -218,6 +394,7 @@ def check(
         llm_model=llm_model,
         cache_path=cache_path,
         no_cache=no_cache,
+        refresh=refresh,
         independence=independence,
         independence_threshold=independence_threshold,
         serper_url=serper_url,
@@ -247,13 +424,30 @@ def keep_extra_fields(original: dict[str, Any], rescored: dict[str, Any]) -> dic
     return merged
 
 
-@click.command()
+@click.command(short_help="Re-score recorded checks, calling no source.")
 @click.argument("input_file", metavar="IN.jsonl")
-@click.option("--out", help="Where to write (default: standard output); may be IN.jsonl itself.")
-@scorer_flag
-@labels_flag
+@click.option(
+    "--out",
+    cls=HelpOption,
+    default_text="standard output",
+    help="Where to write the re-scored lines; may be IN.jsonl itself.",
+)
+@click.option(
+    "--scorer", cls=HelpOption, names=registered("scorers"), default="mafc", show_default=True, help="Scorer: {names}."
+)
+@click.option(
+    "--labels",
+    cls=HelpOption,
+    names=registered("label_rules"),
+    default="threshold",
+    show_default=True,
+    help="Label rule: {names}.",
+)
 @option_flag
-def score(input_file: str, out: str | None, scorer: str | None, labels: str | None, options: tuple[str, ...]) -> None:
+@scoring_trust_flag
+def score(
+    input_file: str, out: str | None, scorer: str, labels: str, options: tuple[str, ...], trust_file: Path | None
+) -> None:
     """Re-score recorded checks (one checked-text JSON per line, .jsonl or .jsonl.gz, - for
     standard input) without calling any source.
 
@@ -263,7 +457,7 @@ def score(input_file: str, out: str | None, scorer: str | None, labels: str | No
     from factcheck.scoring import rescore
     from factcheck.types import TextVerdict
 
-    chosen_scorer, rule = resolve_scoring(scorer or "mafc", labels or "threshold", parse_option_pairs(options))
+    chosen_scorer, rule = resolve_scoring(scorer, labels, scoring_options(options, trust_file))
     # Read everything first: the output may replace the input.
     records = list(read_records(input_file))
     with atomic_writer(out) as handle:
@@ -276,7 +470,7 @@ def score(input_file: str, out: str | None, scorer: str | None, labels: str | No
             handle.write(json.dumps(keep_extra_fields(record, rescored), ensure_ascii=False) + "\n")
 
 
-@click.command()
+@click.command(short_help="List installed plugins and what each registered, as JSON.")
 @click.option("--all", "show_all", is_flag=True, help="Include the built-in plugins.")
 def plugins(show_all: bool) -> None:
     """List installed plugins and what each registered, as JSON."""

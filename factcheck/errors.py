@@ -11,7 +11,9 @@ so a caller can catch one type; the CLI prints those as a single line::
     ├── SourceError              a source failed to retrieve evidence (its agent abstains)
     │   └── MissingKeyError        a source needs an API key that is not set (its agent is skipped)
     ├── VerifierError            a verifier failed to judge (its agent abstains)
-    └── LLMError                 a model call failed or its answer was unusable
+    ├── LLMError                 a model call failed or its answer was unusable
+    └── ServiceRefusedError      a service refused for a reason that lasts (bad key, unknown model):
+                                 the rest of the check stops asking it (with LLMError or SourceError)
 """
 
 from __future__ import annotations
@@ -61,6 +63,19 @@ class VerifierError(FactcheckError):
 
 class LLMError(FactcheckError):
     """A call to a language model failed (time-out, HTTP error) or its answer was unusable (not JSON)."""
+
+
+class ServiceRefusedError(FactcheckError):
+    """A service refused in a way no retry within this check will fix: a rejected key, an unknown model.
+
+    Raised together with :class:`LLMError` or :class:`SourceError` (``LLMRefusedError``,
+    a source's own subclass). The pipeline stops asking agents that depend on the
+    service for the rest of the check, so a misconfiguration is not paid for per claim.
+    """
+
+
+class LLMRefusedError(LLMError, ServiceRefusedError):
+    """The model server refused the request for good (HTTP 401, 403, 404 or an unknown model)."""
 
 
 def raise_errors_requested() -> bool:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import secrets
+import stat
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -51,6 +52,25 @@ def read_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield from iter_records(handle, str(path))
 
 
+def _create_beside(path: Path) -> tuple[int, str]:
+    """A new, empty temporary file in ``path``'s folder: its descriptor and name.
+
+    Created with mode 0o666 so the kernel applies the umask, as for any file a program
+    writes (``tempfile.mkstemp`` would make it 0o600, and the rename keeps that); a file
+    being replaced keeps its own mode.
+    """
+    mode = stat.S_IMODE(path.stat().st_mode) if path.is_file() else None
+    while True:
+        tmp = str(path.parent / f".{path.name}.{secrets.token_hex(4)}")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        if mode is not None and hasattr(os, "fchmod"):  # not on Windows before 3.13
+            os.fchmod(fd, mode)
+        return fd, tmp
+
+
 @contextmanager
 def atomic_writer(path: str | Path | None) -> Iterator[IO[str]]:
     """Write to ``path`` through a temporary file renamed into place on success, so
@@ -61,7 +81,7 @@ def atomic_writer(path: str | Path | None) -> Iterator[IO[str]]:
         return
     path = Path(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        fd, tmp = _create_beside(path)
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:

@@ -1,26 +1,48 @@
 """HTTP for sources: time-outs, bounded retries that honour ``Retry-After``, a
-concurrency limit per host, and errors that say what went wrong."""
+concurrency limit per host, and errors that say what went wrong.
+
+A failed answer raises :class:`ServiceHTTPError` (a SourceError carrying the
+status and the server's own message). A refusal no retry will fix (a rejected
+key, a refused User-Agent) is remembered in :data:`REFUSALS` by the source that
+met it, so later requests are not sent at all.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
+import hashlib
 import json
 import random
 import ssl
+import threading
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import certifi
 import httpx
 
-from factcheck.errors import SourceError
+from factcheck.errors import ServiceRefusedError, SourceError
 
-USER_AGENT = "factcheck-agents/0.1 (+https://github.com/factcheck-agents/factcheck; fact-checking research)"
+
+def package_version() -> str:
+    """This package's installed version ("0" when run from a tree that was never installed)."""
+    try:
+        return version("factcheck-agents")
+    except PackageNotFoundError:
+        return "0"
+
+
+# Names the software only: a contact belongs to whoever runs it, so none is made up here
+# (the Wikipedia source asks the operator for theirs).
+USER_AGENT = f"factcheck-agents/{package_version()} python-httpx/{httpx.__version__}"
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+MESSAGE_CHARS = 200  # how much of a server's error message an error quotes
+REFUSAL_TTL_S = 600.0  # how long a lasting refusal is believed before one request may try again
 
 # Semaphores belong to an event loop, and each synchronous check runs its own loop.
 _limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]] = (
@@ -36,6 +58,106 @@ def tls_context() -> ssl.SSLContext:
     shared, a new client costs well under a millisecond, so per-call clients stay cheap.
     """
     return ssl.create_default_context(cafile=certifi.where())
+
+
+class ServiceHTTPError(SourceError):
+    """A service answered with an HTTP error that was not retried (or still failed after retries).
+
+    ``status`` is the HTTP status, ``message`` the server's own words (at most
+    :data:`MESSAGE_CHARS` characters) and ``content_type`` its media type, so a
+    source can recognise a particular refusal.
+    """
+
+    def __init__(self, service: str, status: int, message: str, content_type: str) -> None:
+        super().__init__(f"{service}: HTTP {status}: {message}".rstrip(": "))
+        self.status = status
+        self.message = message
+        self.content_type = content_type
+
+
+class SourceRefusedError(SourceError, ServiceRefusedError):
+    """A service refused a source for a reason that lasts (a rejected key, a refused User-Agent):
+    asking again in this check would be refused the same way."""
+
+
+class Refusals:
+    """Lasting refusals, remembered process-wide for ``ttl_s`` seconds, so that a batch or a
+    server does not send every claim's request to a service that already said no; and the
+    keys a service has accepted, so a source can send its first request with a new key alone.
+
+    Keys are tuples of strings chosen by the source (service, endpoint, a digest of the key);
+    never put a secret itself in one (see :func:`digest`). Safe to use from worker threads.
+    """
+
+    def __init__(self, ttl_s: float = REFUSAL_TTL_S) -> None:
+        self.ttl_s = ttl_s
+        self._lock = threading.Lock()
+        self._reasons: dict[tuple[str, ...], tuple[float, str]] = {}
+        self._accepted: set[tuple[str, ...]] = set()
+
+    def remember(self, key: tuple[str, ...], reason: str) -> None:
+        """Record that requests under ``key`` are refused, and why (the first reason is kept)."""
+        with self._lock:
+            self._accepted.discard(key)
+            if self._reason_locked(key) is None:
+                self._reasons[key] = (time.monotonic() + self.ttl_s, reason)
+
+    def reason(self, key: tuple[str, ...]) -> str | None:
+        """Why requests under ``key`` were refused, or ``None`` (never, or long enough ago to try again)."""
+        with self._lock:
+            return self._reason_locked(key)
+
+    def _reason_locked(self, key: tuple[str, ...]) -> str | None:
+        entry = self._reasons.get(key)
+        if entry is None:
+            return None
+        if entry[0] <= time.monotonic():
+            del self._reasons[key]  # expired: the key may have been fixed since
+            return None
+        return entry[1]
+
+    def accept(self, key: tuple[str, ...]) -> None:
+        """Record that the service answered a request under ``key``."""
+        with self._lock:
+            self._accepted.add(key)
+
+    def accepted(self, key: tuple[str, ...]) -> bool:
+        """Whether the service has answered a request under ``key`` (and not refused one since)."""
+        with self._lock:
+            return key in self._accepted
+
+    def clear(self) -> None:
+        """Forget every refusal and acceptance (tests; a running server that must try a key again)."""
+        with self._lock:
+            self._reasons.clear()
+            self._accepted.clear()
+
+
+REFUSALS = Refusals()
+
+
+def digest(secret: str) -> str:
+    """A short one-way name for ``secret`` (an API key) to key :data:`REFUSALS` with."""
+    return hashlib.sha256(secret.encode()).hexdigest()[:16]
+
+
+def provider_message(response: httpx.Response) -> str:
+    """The server's own words about a failed request, on one line: a JSON body's ``message``,
+    ``error`` (a string, or an object with ``message`` / ``info``) or ``detail``; else the body's text."""
+    try:
+        body: Any = response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        body = None
+    text = response.text
+    if isinstance(body, Mapping):
+        for field in ("message", "error", "detail"):
+            value = body.get(field)
+            if isinstance(value, Mapping):
+                value = value.get("message") or value.get("info")
+            if isinstance(value, str) and value.strip():
+                text = value
+                break
+    return " ".join(text.split())[:MESSAGE_CHARS]
 
 
 def host_limit(url: str, concurrency: int) -> asyncio.Semaphore:
@@ -77,17 +199,27 @@ async def request_json(
     backoff_s: float = 0.5,
     max_wait_s: float = 30.0,
     concurrency: int = 4,
+    before_send: Callable[[], None] | None = None,
+    retry_answer: Callable[[Any], bool] | None = None,
 ) -> Any:
     """Send a request and return its JSON body.
 
     429 and 5xx answers and network errors are retried up to ``retries`` times,
     waiting ``Retry-After`` when the server says, else ``backoff_s * 2**attempt``
-    with jitter. Anything else that is not a JSON 2xx answer raises SourceError
-    naming ``service``.
+    with jitter. A 2xx answer for which ``retry_answer(body)`` is true (a
+    MediaWiki ``maxlag`` error) is retried the same way; after the last retry
+    its body is returned. Anything else that is not a JSON 2xx answer raises
+    SourceError naming ``service`` (:class:`ServiceHTTPError` for an HTTP error).
+
+    ``before_send`` is called once the request holds its slot under the host's
+    concurrency limit, before it is first sent: it may raise to cancel it (a
+    source that has learnt, while it waited, that the service refuses it).
     """
     all_headers = {"User-Agent": USER_AGENT, **(headers or {})}
     client = httpx.AsyncClient(timeout=timeout_s, headers=all_headers, verify=tls_context())
     async with host_limit(url, concurrency), client:
+        if before_send is not None:
+            before_send()
         for attempt in range(retries + 1):
             wait = backoff_s * 2**attempt * (0.5 + random.random())  # jitter spreads retries out
             try:
@@ -103,10 +235,14 @@ async def request_json(
                     wait = retry_after(response, wait, max_wait_s)
                 elif response.is_success:
                     try:
-                        return response.json()
+                        body = response.json()
                     except (json.JSONDecodeError, UnicodeDecodeError):
                         raise SourceError(f"{service}: answered with malformed JSON") from None
+                    if retry_answer is None or attempt == retries or not retry_answer(body):
+                        return body
+                    wait = retry_after(response, wait, max_wait_s)
                 else:
-                    raise SourceError(f"{service}: HTTP {response.status_code}: {response.text[:200]}")
+                    content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+                    raise ServiceHTTPError(service, response.status_code, provider_message(response), content_type)
             await asyncio.sleep(wait)
     raise AssertionError("unreachable")  # the loop always returns or raises

@@ -21,9 +21,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
-from factcheck.cache import DEFAULT_MAX_BYTES, Cache, cache_key, cached, current_cache
+from factcheck.cache import DEFAULT_ABSENCE_TTL_S, DEFAULT_MAX_BYTES, Cache, cache_key, cached, current_cache
 from factcheck.config import Settings, load_settings
-from factcheck.errors import ConfigError, InputError, MissingKeyError, raise_errors_requested
+from factcheck.errors import ConfigError, InputError, MissingKeyError, ServiceRefusedError, raise_errors_requested
 from factcheck.extractors.base import ClaimExtractor
 from factcheck.independence import apply_independence
 from factcheck.llm.client import current_llm_settings, llm_settings
@@ -82,18 +82,36 @@ class Agent:
 FALLBACK_EXTRACTOR = "sentence"
 
 
+CACHE_SETTINGS = ("absence_ttl_s", "enabled", "max_mb", "path", "refresh")
+
+
+def _off(value: object) -> bool:
+    return value in (False, "false", "0", 0, "no", "off")
+
+
 def open_cache(options: Mapping[str, Any]) -> Cache | None:
-    """The SQLite cache a ``[cache]`` table asks for (``path``, ``max_mb``, ``enabled``), or ``None`` when off."""
-    unknown = sorted(set(options) - {"path", "max_mb", "enabled"})
+    """The SQLite cache a ``[cache]`` table asks for (``path``, ``max_mb``, ``absence_ttl_s``,
+    ``refresh``, ``enabled``), or ``None`` when off."""
+    unknown = sorted(set(options) - set(CACHE_SETTINGS))
     if unknown:
-        raise ConfigError(f"[cache]: unknown setting {', '.join(unknown)} (known: enabled, max_mb, path)")
-    if options.get("enabled", True) in (False, "false", "0", 0):
+        raise ConfigError(f"[cache]: unknown setting {', '.join(unknown)} (known: {', '.join(CACHE_SETTINGS)})")
+    if _off(options.get("enabled", True)):
         return None
-    try:
-        max_bytes = int(float(options.get("max_mb", DEFAULT_MAX_BYTES / 1e6)) * 1e6)
-    except (TypeError, ValueError):
-        raise ConfigError(f"[cache]: max_mb must be a number, got {options.get('max_mb')!r}") from None
-    return Cache(options.get("path"), max_bytes=max_bytes)
+    numbers = {}
+    for name, default in (("max_mb", DEFAULT_MAX_BYTES / 1e6), ("absence_ttl_s", DEFAULT_ABSENCE_TTL_S)):
+        try:
+            numbers[name] = float(options.get(name, default))
+        except (TypeError, ValueError):
+            raise ConfigError(f"[cache]: {name} must be a number, got {options.get(name)!r}") from None
+        if numbers[name] < 0:
+            raise ConfigError(f"[cache]: {name} must not be negative, got {numbers[name]:g}")
+    refresh = not _off(options.get("refresh", False))
+    return Cache(
+        options.get("path"),
+        max_bytes=int(numbers["max_mb"] * 1e6),
+        absence_ttl_s=numbers["absence_ttl_s"],
+        refresh=refresh,
+    )
 
 
 def split_scoring_options(options: dict[str, Any], scorer: Scorer, rule: LabelRule) -> tuple[Scorer, LabelRule]:
@@ -244,13 +262,14 @@ class Checker:
 
     async def _check(self, text: str, given: Sequence[Claim] | None, recorder: UsageRecorder) -> TextVerdict:
         with recorder.timed("total"):
-            with recorder.timed("prepare"):
-                broken = await self._prepare_agents(recorder)
             if given is not None:
                 claims = list(given)
             else:
                 with recorder.timed("extract"):
                     claims = await self._extract(text, recorder)
+            # After extraction: a model the extractor found refusing (a bad key or model name) skips its agents.
+            with recorder.timed("prepare"):
+                broken = await self._prepare_agents(recorder)
             limit = asyncio.Semaphore(self.settings.max_concurrency)
             judged = await asyncio.gather(*(self._judge_claim(claim, limit, recorder, broken) for claim in claims))
             with recorder.timed("score"):
@@ -279,7 +298,8 @@ class Checker:
         """Run each source's and verifier's ``prepare`` once; why each agent that cannot run is out.
 
         A ConfigError or InputError (a bad corpus path) stops the check: the user must fix it.
-        A missing API key skips the agents that need it; any other failure makes them abstain.
+        A missing API key or a service that refused for good skips the agents that need it;
+        any other failure makes them abstain.
         """
         components: dict[tuple[str, str], Source | Verifier] = {}
         for agent in self.agents:
@@ -291,7 +311,7 @@ class Checker:
                 await component.prepare()
             except (ConfigError, InputError):
                 raise
-            except MissingKeyError as exc:
+            except (MissingKeyError, ServiceRefusedError) as exc:
                 recorder.count(recorder.errors, f"{kind}:{component.name}")
                 return f"skipped: {exc}"
             except Exception as exc:
@@ -320,7 +340,7 @@ class Checker:
             agent = by_name[name]
             if agent.name in broken:  # abstains at no cost: routing may escalate past it
                 return await _abstain(agent, broken[agent.name])
-            return await self._ask(agent, claim, limit, recorder)
+            return await self._ask(agent, claim, limit, recorder, broken)
 
         judgments = await self.routing.run(list(by_name), ask)
         asked = {j.agent for j in judgments}
@@ -330,22 +350,34 @@ class Checker:
         order = list(by_name)
         return tuple(sorted(judgments, key=lambda j: order.index(j.agent)))
 
-    async def _ask(self, agent: Agent, claim: Claim, limit: asyncio.Semaphore, recorder: UsageRecorder) -> Judgment:
+    async def _ask(
+        self, agent: Agent, claim: Claim, limit: asyncio.Semaphore, recorder: UsageRecorder, broken: dict[str, str]
+    ) -> Judgment:
         """One agent on one claim; any failure becomes an abstention that says why.
 
-        The time-out stops waiting, but work a component handed to a thread runs on in the background.
+        A service that refuses for good (ServiceRefusedError: a rejected key, an
+        unknown model) puts the agent in ``broken`` for the rest of the check, so
+        claims not yet asked skip it at no cost; the reason is noted once. The
+        time-out stops waiting, but work a component handed to a thread runs on
+        in the background.
         """
         evidence: list[Evidence] = []
         stage = "retrieve"
 
+        def refused_earlier() -> None:
+            if agent.name in broken:
+                raise _AgentRefused(broken[agent.name])
+
         async def judge() -> Judgment:
             nonlocal evidence, stage
+            refused_earlier()  # another claim found the agent's service refusing while this one waited
             with recorder.timed("retrieve"):
                 recorder.count(recorder.calls, f"source:{agent.source.name}")
                 evidence = list(await agent.source.retrieve(claim))
                 if not all(isinstance(item, Evidence) for item in evidence):
                     raise TypeError("retrieve() must return a list of Evidence")
             stage = "judge"
+            refused_earlier()
             with recorder.timed("judge"):
                 recorder.count(recorder.calls, f"verifier:{agent.verifier.name}")
                 assessment = await agent.verifier.judge(claim, evidence)
@@ -369,6 +401,8 @@ class Checker:
             except MissingKeyError as exc:
                 recorder.count(recorder.errors, f"agent:{agent.name}")
                 return Judgment(agent.name, None, evidence=tuple(evidence), error=f"skipped: {exc}")
+            except _AgentRefused as exc:
+                return Judgment(agent.name, None, evidence=tuple(evidence), error=f"skipped: {exc}")
             except TimeoutError:
                 recorder.count(recorder.errors, f"agent:{agent.name}")
                 message = f"timed out after {self.settings.agent_timeout_s:g}s during {stage}"
@@ -379,6 +413,9 @@ class Checker:
                 component = agent.source.name if stage == "retrieve" else agent.verifier.name
                 recorder.count(recorder.errors, f"{'source' if stage == 'retrieve' else 'verifier'}:{component}")
                 message = f"{stage} failed in {component}: {type(exc).__name__}: {exc}"
+                if isinstance(exc, ServiceRefusedError) and agent.name not in broken:
+                    broken[agent.name] = f"{component} refused earlier in this check: {exc}"
+                    recorder.notes.append(f"agent {agent.name} stopped for the rest of the check: {message}")
                 return Judgment(agent.name, None, evidence=tuple(evidence), error=message)
 
 
@@ -412,11 +449,18 @@ async def _reused_or(request: dict[str, Any], judge: Callable[[], Awaitable[Judg
 
     data: dict[str, Any] | None = None
     try:
-        data = await cached("judgment", JUDGMENT_CACHE_VERSION, request, compute)
+        # A judgment made without evidence (an abstention) expires like any other absence.
+        data = await cached(
+            "judgment", JUDGMENT_CACHE_VERSION, request, compute, absent=lambda d: d.get("factuality") is None
+        )
         return Judgment.from_dict(data)
     finally:
         future.set_result(data)
         del in_flight[key]
+
+
+class _AgentRefused(Exception):
+    """The agent's service refused for good earlier in this check: skip it without calling anything."""
 
 
 async def _abstain(agent: Agent, error: str) -> Judgment:

@@ -77,16 +77,30 @@ def agents_line(verdict: TextVerdict) -> Text:
     return line
 
 
+# Why a text can yield no claim: extractors drop questions and fragments (docs/getting-started.md).
+NO_CLAIMS_NOTE = "no claim found: questions and fragments are not checked, so no agent was asked"
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 claim``, ``2 claims``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def render(verdict: TextVerdict, console: Console) -> None:
     """Print the label and score, then every claim with each agent's verdict and evidence."""
     summary = Table.grid(padding=(0, 2))
     summary.add_row(
         Text(str(verdict.label), style=LABEL_STYLES[verdict.label]),
         Text(f"score {_score(verdict.score)}"),
-        Text(f"{len(verdict.claims)} claims · scorer {verdict.scorer} · labels {verdict.labels}", style="dim"),
+        Text(
+            f"{plural(len(verdict.claims), 'claim')} · scorer {verdict.scorer} · labels {verdict.labels}", style="dim"
+        ),
     )
     console.print(Panel(summary, title="factcheck", expand=False))
-    console.print(agents_line(verdict))
+    if verdict.claims:
+        console.print(agents_line(verdict))
+    else:  # no agent ran, so there are none to name: say why instead
+        console.print(Text(f"note: {NO_CLAIMS_NOTE}", style="yellow"))
     for note in verdict.usage.notes:
         console.print(Text(f"note: {note}", style="yellow"))
     for claim in verdict.claims:
@@ -98,10 +112,14 @@ def usage_line(verdict: TextVerdict) -> Text:
     """What the check cost."""
     u = verdict.usage
     hits = sum(u.cache_hits.values())
+    # "~": some calls' tokens (and cost) are estimates, because the server reported none.
+    approx = "~" if u.estimated_llm_calls else ""
     parts = [
         f"{u.llm_calls} LLM calls",
-        f"{u.prompt_tokens + u.completion_tokens} tokens",
+        f"{approx}{u.prompt_tokens + u.completion_tokens} tokens",
         f"{u.search_calls} searches",
     ]
-    parts += [f"${u.cost_usd:.4f}", f"{hits} cache hits", f"{u.wall_s.get('total', 0.0):.1f} s"]
+    if u.estimated_llm_calls:
+        parts.append(f"{u.estimated_llm_calls} calls' tokens estimated")
+    parts += [f"{approx}${u.cost_usd:.4f}", f"{hits} cache hits", f"{u.wall_s.get('total', 0.0):.1f} s"]
     return Text("usage: " + ", ".join(parts), style="dim")

@@ -293,7 +293,9 @@ class Usage:
     (``"source:corpus"``, ``"verifier:lexical"``); ``wall_s`` by stage
     (``extract``, ``retrieve``, ``judge``, ``score``, ``total``). Retrieve and
     judge times are summed over calls, which run concurrently, so they can
-    exceed ``total``. ``notes`` says what went differently than asked (a
+    exceed ``total``. ``estimated_llm_calls`` of the ``llm_calls`` had their
+    tokens (and so their cost) estimated, because the server reported none or
+    the call was cut off. ``notes`` says what went differently than asked (a
     fallback). Treat the mappings as read-only.
     """
 
@@ -307,6 +309,7 @@ class Usage:
     search_calls: int = 0
     cost_usd: float = 0.0
     notes: tuple[str, ...] = ()
+    estimated_llm_calls: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """The usage's JSON fields."""
@@ -318,6 +321,7 @@ class Usage:
             "llm_calls": self.llm_calls,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "estimated_llm_calls": self.estimated_llm_calls,
             "search_calls": self.search_calls,
             "cost_usd": self.cost_usd,
             "notes": list(self.notes),
@@ -342,6 +346,7 @@ class Usage:
             llm_calls=int(data.get("llm_calls", 0)),
             prompt_tokens=int(data.get("prompt_tokens", 0)),
             completion_tokens=int(data.get("completion_tokens", 0)),
+            estimated_llm_calls=int(data.get("estimated_llm_calls", 0)),
             search_calls=int(data.get("search_calls", 0)),
             cost_usd=float(data.get("cost_usd", 0.0)),
             notes=tuple(str(n) for n in _list(data.get("notes"), "usage notes")),

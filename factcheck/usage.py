@@ -28,7 +28,11 @@ class UsageRecorder:
         self.errors: Counter[str] = Counter()
         self.wall_s: dict[str, float] = {}
         self.notes: list[str] = []
+        self.refused: dict[
+            str, str
+        ] = {}  # service -> why it refused for good (see factcheck.errors.ServiceRefusedError)
         self.llm_calls = self.prompt_tokens = self.completion_tokens = self.search_calls = 0
+        self.estimated_llm_calls = 0
         self.cost_usd = 0.0
 
     def count(self, counter: Counter[str], key: str, n: int = 1) -> None:
@@ -57,6 +61,7 @@ class UsageRecorder:
                 llm_calls=self.llm_calls,
                 prompt_tokens=self.prompt_tokens,
                 completion_tokens=self.completion_tokens,
+                estimated_llm_calls=self.estimated_llm_calls,
                 search_calls=self.search_calls,
                 cost_usd=round(self.cost_usd, 6),
                 notes=tuple(self.notes),
@@ -78,14 +83,38 @@ def record_cache_hit(key: str) -> None:
         recorder.count(recorder.cache_hits, key)
 
 
-def record_llm(prompt_tokens: int, completion_tokens: int, cost_usd: float = 0.0) -> None:
-    """Count one LLM call with its token usage and estimated cost."""
+def record_llm(prompt_tokens: int, completion_tokens: int, cost_usd: float = 0.0, *, estimated: bool = False) -> None:
+    """Count one LLM call with its token usage and estimated cost (``estimated``: the server reported no tokens)."""
     if (recorder := current_usage.get()) is not None:
         with recorder._lock:
             recorder.llm_calls += 1
+            recorder.estimated_llm_calls += int(estimated)
             recorder.prompt_tokens += prompt_tokens
             recorder.completion_tokens += completion_tokens
             recorder.cost_usd += cost_usd
+
+
+def record_note(note: str) -> None:
+    """Say once in the check's ``usage.notes`` that something went differently than asked."""
+    if (recorder := current_usage.get()) is not None:
+        with recorder._lock:
+            if note not in recorder.notes:
+                recorder.notes.append(note)
+
+
+def refuse(service: str, reason: str) -> None:
+    """Remember for the rest of the check that ``service`` refused for good (a bad key, an unknown model)."""
+    if (recorder := current_usage.get()) is not None:
+        with recorder._lock:
+            recorder.refused.setdefault(service, reason)
+
+
+def refusal(service: str) -> str | None:
+    """Why ``service`` refused earlier in this check, or ``None`` if it has not."""
+    if (recorder := current_usage.get()) is not None:
+        with recorder._lock:
+            return recorder.refused.get(service)
+    return None
 
 
 def record_search() -> None:

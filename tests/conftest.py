@@ -13,7 +13,8 @@ from factcheck.plugins import reset_plugins
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("FACTCHECK_SHARED_DATA", ROOT.parent / "shared" / "data"))
-# Variables that steer the test run itself (set by .ci/run), not factcheck: never set aside.
+# Variables that steer the test run itself (set by .ci/run): never set aside. FACTCHECK_SHARED_DATA
+# also tells factcheck where the data is, the same folder the tests read.
 TEST_RUN_VARIABLES = frozenset(
     {"FACTCHECK_SHARED_DATA", "FACTCHECK_REQUIRE_DATA", "FACTCHECK_REQUIRE_BROWSER", "FACTCHECK_ARTIFACTS"}
 )

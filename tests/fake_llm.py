@@ -1,58 +1,40 @@
-"""A stand-in for an OpenAI-compatible chat model, served by tests.fakes.FakeServer at /v1/chat/completions.
+"""The fake chat model (:class:`factcheck.testing_llm.FakeModel`) as a route of tests.fakes.FakeServer.
 
-It answers like a small, gullible model, so tests can tell whether the prompts protect it:
-- the claim-extraction prompt: one claim per sentence of the fenced text, with two queries;
-- the verification prompt: FALSE if any evidence passage contains a word of ``FALSE_WORDS``, else TRUE,
-  reading only what is inside properly fenced passages; but if the words "ignore previous instructions"
-  appear *outside* the fences it obeys them and answers true (so a broken fence is caught);
-- anything else (the self-check prompt): a fixed encyclopedic answer.
+``fake_model`` answers like a small, gullible model (see factcheck.testing_llm):
+a verdict when asked for ``"factuality"`` (FALSE for what it knows to be false,
+for claims saying "not" or "never", or when a passage says "never"), one claim
+per sentence when asked for ``"claims"``, prose otherwise; it obeys
+"ignore previous instructions" found outside fenced blocks. ``model_route``
+builds a route for any :class:`FakeModel`, quirks included.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from typing import Any
+from collections.abc import Callable
 
-from factcheck.testing_llm import chat_completion
+from factcheck.testing_llm import PASSAGE, FakeModel, chat_completion
 from tests.fakes import Request, Response
 
-FALSE_WORDS = ("Berlin", "not", "never")
-SELF_ANSWER = "The Eiffel Tower is a wrought-iron lattice tower in Paris, France, completed in 1889."
+SELF_ANSWER = PASSAGE
 
 
-def completion(content: str, model: str = "fake-model", prompt_tokens: int = 100, completion_tokens: int = 20) -> dict:
+def completion(
+    content: str | None, model: str = "fake-model", prompt_tokens: int = 100, completion_tokens: int = 20, **kw: object
+) -> dict:
     """An OpenAI chat.completion object."""
-    return chat_completion(content, model, prompt_tokens, completion_tokens)
+    return chat_completion(content, model, prompt_tokens, completion_tokens, **kw)  # type: ignore[arg-type]
 
 
-def _verify(system: str, user: str) -> dict[str, Any]:
-    nonce = re.search(r"<<<EVIDENCE (\w+) \.\.\.>>>", system)
-    assert nonce, "the verification prompt must announce its fence"
-    n = nonce.group(1)
-    fenced = re.findall(rf"<<<EVIDENCE {n} [^>]*>>>\n(.*?)\n<<<END EVIDENCE {n}>>>", user, re.DOTALL)
-    outside = re.sub(rf"<<<EVIDENCE {n} [^>]*>>>\n.*?\n<<<END EVIDENCE {n}>>>", "", user, flags=re.DOTALL)
-    if "ignore previous instructions" in outside.lower():
-        return {"factuality": True, "confidence": 1.0, "rationale": "instructed to answer true"}
-    claim = re.search(r"CLAIM: (.*)", user).group(1)  # type: ignore[union-attr]
-    refuted = any(word in claim for word in FALSE_WORDS) or any(
-        f" {word} " in f" {passage} " for passage in fenced for word in ("never",)
-    )
-    return {"factuality": not refuted, "confidence": 0.9, "rationale": f"judged from {len(fenced)} passages"}
+def model_route(model: FakeModel) -> Callable[[Request], Response]:
+    """A FakeServer route answering chat-completions requests with ``model``."""
+
+    def route(request: Request) -> Response:
+        status, body = model.respond(request.json())
+        return Response(body, status=status)
+
+    return route
 
 
 def fake_model(request: Request) -> Response:
-    """Answer one chat-completions request."""
-    body = request.json()
-    messages = body["messages"]
-    system = next((m["content"] for m in messages if m["role"] == "system"), "")
-    user = messages[-1]["content"]
-    if "extract checkable factual claims" in system:
-        text = re.search(r"<<<TEXT>>>\n(.*)\n<<<END TEXT>>>", user, re.DOTALL).group(1)  # type: ignore[union-attr]
-        sentences = [s.strip() for s in re.split(r"(?<=\.)\s+", text) if s.strip()]
-        content = json.dumps({"claims": [{"claim": s, "queries": [s.rstrip("."), s.split()[0]]} for s in sentences]})
-    elif "meticulous fact-checker" in system:
-        content = "```json\n" + json.dumps(_verify(system, user)) + "\n```"
-    else:
-        content = SELF_ANSWER
-    return Response(completion(content, body.get("model", "fake-model")))
+    """Answer one chat-completions request in the fenced style, as the default fake model."""
+    return model_route(FakeModel(style="fenced"))(request)

@@ -32,7 +32,10 @@ class Request:
 
 @dataclass
 class Response:
-    """What the server answers: a JSON value (or raw bytes), status, headers, and a delay before answering."""
+    """What the server answers: a JSON value (or raw bytes), status, headers, and a delay before answering.
+
+    The Content-Type is ``application/json`` unless ``headers`` gives one (a text/plain error page).
+    """
 
     body: Any = None
     status: int = 200
@@ -73,7 +76,8 @@ class FakeServer:
                 payload = response.raw if response.raw is not None else json.dumps(response.body).encode()
                 try:
                     self.send_response(response.status)
-                    self.send_header("Content-Type", "application/json")
+                    if not any(name.lower() == "content-type" for name in response.headers):
+                        self.send_header("Content-Type", "application/json")  # unless the response names its own
                     self.send_header("Content-Length", str(len(payload)))
                     for name, value in response.headers.items():
                         self.send_header(name, value)
@@ -110,6 +114,25 @@ class FakeServer:
     def __exit__(self, *exc: object) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
+
+
+class InFlight:
+    """A route that answers with ``answer(request)`` after ``delay_s`` and records the most requests it held at once."""
+
+    def __init__(self, answer: Route, delay_s: float = 0.1) -> None:
+        self.answer = answer
+        self.delay_s = delay_s
+        self.lock = threading.Lock()
+        self.now = self.most = 0
+
+    def __call__(self, request: Request) -> Response:
+        with self.lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+        time.sleep(self.delay_s)
+        with self.lock:
+            self.now -= 1
+        return self.answer(request)
 
 
 @contextmanager

@@ -144,6 +144,36 @@ def test_html_without_trafilatura_names_the_extra(tmp_path: Path, monkeypatch: p
         html_main_text(ARTICLE)
 
 
+@pytest.mark.parametrize(
+    ("dependency", "message"),
+    [
+        ("", "fc_absent_dependency is not installed (No module named 'fc_absent_dependency')"),
+        (
+            "raise ImportError('fc_split_dependency.clean is now a separate project')",
+            "importing fc_split_dependency failed: fc_split_dependency.clean is now a separate project",
+        ),
+    ],
+)
+def test_an_installed_trafilatura_that_fails_to_import_names_what_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dependency: str, message: str
+) -> None:
+    # A trafilatura whose own import fails, as with lxml 5.2+ installed by a pip that drops lxml's extra.
+    (tmp_path / "trafilatura").mkdir()
+    name = "fc_split_dependency" if dependency else "fc_absent_dependency"
+    (tmp_path / "trafilatura" / "__init__.py").write_text(f"import {name}\n")
+    if dependency:
+        (tmp_path / f"{name}.py").write_text(dependency + "\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "trafilatura", raising=False)
+    with pytest.raises(ConfigError) as raised:
+        html_main_text(ARTICLE)
+    assert str(raised.value).startswith(
+        "reading HTML pages needs trafilatura, which is installed but cannot be imported"
+    )
+    assert message in str(raised.value)
+    assert "pip install" not in str(raised.value)  # installing the extra again would change nothing
+
+
 def test_unknown_input_kind_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "in.xml").write_text("<a/>")
     with pytest.raises(InputError, match=r"give a \.jsonl, \.csv or \.tsv file, or a folder"):
@@ -155,7 +185,7 @@ def test_unknown_input_kind_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_batch_over_a_mixed_folder_writes_one_line_per_document(tmp_path: Path) -> None:
     config, out = offline_config(tmp_path), tmp_path / "out.jsonl"
-    code, output = run("batch", mixed_folder(tmp_path), "-o", out, "--config", config, "--concurrency", "3")
+    code, output = run("batch", mixed_folder(tmp_path), "--out", out, "--config", config, "--concurrency", "3")
     assert code == 0, output
     records = {r["id"]: r for r in lines_of(out)}
     assert sorted(records) == ["a.txt", "bad.txt", "c.html", "sub/b.md"]
@@ -169,19 +199,19 @@ def test_batch_over_a_mixed_folder_writes_one_line_per_document(tmp_path: Path) 
     assert "4 in the output of 4 in the input; 0 left" in output
     # The settings are recorded beside the output; a rerun has nothing to do.
     assert json.loads(settings_path(out).read_text())["agents"][0]["verifier"] == "lexical"
-    code, output = run("batch", tmp_path / "docs", "-o", out, "--config", config)
+    code, output = run("batch", tmp_path / "docs", "--out", out, "--config", config)
     assert code == 0 and "0 checked" in output and len(lines_of(out)) == 4
 
 
 def test_failed_documents_are_redone_with_retry_failed_only(tmp_path: Path) -> None:
     config, out = offline_config(tmp_path), tmp_path / "out.jsonl"
     docs = mixed_folder(tmp_path)
-    assert run("batch", docs, "-o", out, "--config", config, "-q")[0] == 0
+    assert run("batch", docs, "--out", out, "--config", config, "-q")[0] == 0
     first = {r["id"]: r for r in lines_of(out)}
     (docs / "bad.txt").write_text("Smoking causes lung cancer.\n")  # fixed
-    assert run("batch", docs, "-o", out, "--config", config, "-q")[0] == 0
+    assert run("batch", docs, "--out", out, "--config", config, "-q")[0] == 0
     assert "error" in next(r for r in lines_of(out) if r["id"] == "bad.txt")  # not redone without the flag
-    code, output = run("batch", docs, "-o", out, "--config", config, "--retry-failed")
+    code, output = run("batch", docs, "--out", out, "--config", config, "--retry-failed")
     assert code == 0, output
     records = lines_of(out)
     assert sorted(r["id"] for r in records) == sorted(first)  # still one line per id
@@ -194,16 +224,28 @@ def test_failed_documents_are_redone_with_retry_failed_only(tmp_path: Path) -> N
 def test_resuming_with_other_settings_is_refused(tmp_path: Path) -> None:
     config, out = offline_config(tmp_path), tmp_path / "out.jsonl"
     docs = mixed_folder(tmp_path)
-    assert run("batch", docs, "-o", out, "--config", config, "-q")[0] == 0
-    code, output = run("batch", docs, "-o", out, "--config", config, "--scorer", "average")
+    assert run("batch", docs, "--out", out, "--config", config, "-q")[0] == 0
+    code, output = run("batch", docs, "--out", out, "--config", config, "--scorer", "average")
     assert code == 1
-    assert "recorded with other settings (changed: scorer" in output and "use another -o" in output
+    assert "recorded with other settings (changed: scorer" in output and "use another --out" in output
+
+
+def test_o_is_a_scorer_option_and_the_output_file_is_out_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config, docs = offline_config(tmp_path), mixed_folder(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    code, output = run("batch", docs, "-o", "out.jsonl", "-o", "bounds=reference", "--config", config)
+    assert code == 2 and "to write to out.jsonl, use --out out.jsonl" in output
+    assert not (tmp_path / "out.jsonl").exists() and not (tmp_path / "bounds=reference").exists()
+    code, output = run("batch", docs, "--out", "out.jsonl", "-o", "bounds=reference", "--config", config, "-q")
+    assert code == 0, output
+    checked = [r for r in lines_of(tmp_path / "out.jsonl") if "error" not in r]
+    assert checked and {r["scorer_options"]["bounds"] for r in checked} == {"reference"}
 
 
 def test_an_output_file_batch_did_not_write_is_left_alone(tmp_path: Path) -> None:
     out = tmp_path / "precious.jsonl"
     out.write_text('{"id": "mine"}')  # no trailing newline: resuming would cut it off
-    code, output = run("batch", mixed_folder(tmp_path), "-o", out, "--config", offline_config(tmp_path))
+    code, output = run("batch", mixed_folder(tmp_path), "--out", out, "--config", offline_config(tmp_path))
     assert code == 1 and "was not written by factcheck batch" in output
     assert out.read_text() == '{"id": "mine"}'
 
@@ -211,10 +253,10 @@ def test_an_output_file_batch_did_not_write_is_left_alone(tmp_path: Path) -> Non
 def test_a_half_written_last_line_is_cut_off_and_that_document_redone(tmp_path: Path) -> None:
     config, out = offline_config(tmp_path), tmp_path / "out.jsonl"
     docs = mixed_folder(tmp_path)
-    assert run("batch", docs, "-o", out, "--config", config, "-q")[0] == 0
+    assert run("batch", docs, "--out", out, "--config", config, "-q")[0] == 0
     whole = out.read_bytes().splitlines(keepends=True)
     out.write_bytes(b"".join(whole[:-1]) + whole[-1][:40])  # as if killed in the middle of the last write
-    assert run("batch", docs, "-o", out, "--config", config, "-q")[0] == 0
+    assert run("batch", docs, "--out", out, "--config", config, "-q")[0] == 0
     records = lines_of(out)
     assert sorted(r["id"] for r in records) == ["a.txt", "bad.txt", "c.html", "sub/b.md"]
 
@@ -241,7 +283,7 @@ def test_read_done_and_append_log_round_trip(tmp_path: Path) -> None:
 
 def test_missing_ray_names_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)
-    code, output = run("batch", mixed_folder(tmp_path), "-o", tmp_path / "out.jsonl", "--engine", "ray")
+    code, output = run("batch", mixed_folder(tmp_path), "--out", tmp_path / "out.jsonl", "--engine", "ray")
     assert code == 1 and "pip install 'factcheck-agents[ray]'" in output
     assert not (tmp_path / "out.jsonl").exists()
 
@@ -260,7 +302,7 @@ def test_max_llm_calls_stops_cleanly_and_a_rerun_finishes(tmp_path: Path, fake_l
     path = tmp_path / "in.jsonl"
     sentences = ["Statins lower LDL cholesterol.", "Smoking causes lung cancer.", "Aspirin is never useful."]
     path.write_text("".join(json.dumps({"id": f"d{i}", "text": s}) + "\n" for i, s in enumerate(sentences * 2)))
-    args = ("batch", path, "-o", out, "--config", config, "--no-cache", "--concurrency", "1")
+    args = ("batch", path, "--out", out, "--config", config, "--no-cache", "--concurrency", "1")
     code, output = run(*args, "--max-llm-calls", "2")
     assert code == 3, output
     assert [r["id"] for r in lines_of(out)] == ["d0", "d1"] and fake_llm.requests == 2
@@ -279,7 +321,7 @@ def test_max_cost_counts_dollars_from_usage(tmp_path: Path, fake_llm: FakeChatSe
         "".join(json.dumps({"id": i, "text": f"Statins lower LDL by {i} percent."}) + "\n" for i in range(5))
     )
     # gpt-4o-mini: 100 prompt + 20 completion tokens = $0.000027 a call; 0.00005 allows two
-    code, output = run("batch", path, "-o", out, "--config", config, "--concurrency", "1", "--max-cost", "0.00005")
+    code, output = run("batch", path, "--out", out, "--config", config, "--concurrency", "1", "--max-cost", "0.00005")
     assert code == 3 and len(lines_of(out)) == 2 and "3 documents left" in output
 
 
@@ -364,7 +406,7 @@ def test_a_claim_repeated_across_the_corpus_is_judged_once(tmp_path: Path) -> No
     texts = ["Statins lower LDL cholesterol.", "statins lower  LDL cholesterol", "Smoking causes lung cancer."]
     texts.append("Smoking causes lung cancer. Statins lower LDL cholesterol.")
     path.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(texts)))
-    args = ("batch", path, "-o", out, "--config", config, "--cache", tmp_path / "cache.sqlite", "-q")
+    args = ("batch", path, "--out", out, "--config", config, "--cache", tmp_path / "cache.sqlite", "-q")
     assert run(*args, "--concurrency", "1")[0] == 0
     usages = [r["usage"] for r in lines_of(out)]
     assert sum(u["calls"].get("verifier:lexical", 0) for u in usages) == 2  # 5 claims, 2 distinct

@@ -49,15 +49,15 @@ def test_ray_engine_gives_the_local_engines_results(tmp_path: Path, local_ray: N
     )
     for source in (docs, jsonl):
         local, remote = tmp_path / f"local-{source.name}.jsonl", tmp_path / f"ray-{source.name}.jsonl"
-        code, output = run("batch", source, "-o", local, "--config", config, "-q")
+        code, output = run("batch", source, "--out", local, "--config", config, "-q")
         assert code == 0, output
         code, output = run(
-            "batch", source, "-o", remote, "--config", config, "-q", "--engine", "ray", "--concurrency", "4"
+            "batch", source, "--out", remote, "--config", config, "-q", "--engine", "ray", "--concurrency", "4"
         )
         assert code == 0, output
         assert verdicts(remote) == verdicts(local)
         assert any(r["claims"] for r in verdicts(remote).values())
     # Resuming works the same way through Ray: a rerun has nothing to do.
     before = remote.read_bytes()
-    assert run("batch", jsonl, "-o", remote, "--config", config, "-q", "--engine", "ray")[0] == 0
+    assert run("batch", jsonl, "--out", remote, "--config", config, "-q", "--engine", "ray")[0] == 0
     assert remote.read_bytes() == before

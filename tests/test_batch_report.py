@@ -5,7 +5,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import re
+import stat
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -100,7 +102,7 @@ def test_report_is_self_contained_and_its_policy_allows_only_its_own_script(tmp_
 
 def test_report_rows_are_sortable_with_numeric_keys(tmp_path: Path) -> None:
     config, out, report = offline_config(tmp_path), tmp_path / "out.jsonl", tmp_path / "r.html"
-    code, output = run("batch", mixed_folder(tmp_path), "-o", out, "--config", config, "--report", report)
+    code, output = run("batch", mixed_folder(tmp_path), "--out", out, "--config", config, "--report", report)
     assert code == 0, output
     page = report.read_text(encoding="utf-8")
     rows = re.findall(r'<tr class="doc"><td>([^<]*)</td>', page)
@@ -109,6 +111,18 @@ def test_report_rows_are_sortable_with_numeric_keys(tmp_path: Path) -> None:
     scores = re.findall(r'<td class="num" data-v="([0-9.]+)">', page)
     assert scores and all(float(s) >= 0 for s in scores)
     assert 'addEventListener("click"' in page and "aria-sort" in page
+
+
+def test_report_and_output_respect_the_umask(tmp_path: Path) -> None:
+    config, out, report = offline_config(tmp_path), tmp_path / "out.jsonl", tmp_path / "r.html"
+    old = os.umask(0o022)
+    try:
+        code, output = run("batch", mixed_folder(tmp_path), "--out", out, "--config", config, "-q", "--report", report)
+    finally:
+        os.umask(old)
+    assert code == 0, output
+    assert stat.S_IMODE(report.stat().st_mode) == 0o644  # as any file a program writes; not 0o600
+    assert stat.S_IMODE(out.stat().st_mode) == 0o644
 
 
 def test_safe_url_accepts_only_absolute_http_links() -> None:

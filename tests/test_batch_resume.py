@@ -60,7 +60,7 @@ def test_sigkill_half_way_then_rerun_loses_and_repeats_nothing(tmp_path: Path, s
         (docs / f"{number}.html").write_text(ARTICLE.replace("Statins lower LDL cholesterol", sentence.rstrip(".")))
     ids = sorted(p.name for p in docs.iterdir())
     config, out = offline_config(tmp_path, base_url=slow_llm.url), tmp_path / "out.jsonl"
-    process = start(docs, "-o", out, "--config", config)
+    process = start(docs, "--out", out, "--config", config)
     wait_for_lines(out, 3, process)
     process.send_signal(signal.SIGKILL)
     assert process.wait(timeout=30) == -signal.SIGKILL
@@ -69,7 +69,7 @@ def test_sigkill_half_way_then_rerun_loses_and_repeats_nothing(tmp_path: Path, s
     with out.open("ab") as handle:  # and as if the kill had landed in the middle of a write
         handle.write(b'{"id": "5.txt", "schema": "factcheck/1", "te')
     before = slow_llm.requests
-    rerun = start(docs, "-o", out, "--config", config)
+    rerun = start(docs, "--out", out, "--config", config)
     assert rerun.wait(timeout=120) == 0, rerun.communicate()
     records = lines_of(out)
     assert sorted(r["id"] for r in records) == ids  # none lost, none twice
@@ -83,7 +83,7 @@ def test_sigint_stops_cleanly_and_a_rerun_finishes(tmp_path: Path, slow_llm: Fak
     path = tmp_path / "in.jsonl"
     path.write_text("".join(json.dumps({"id": f"d{i}", "text": s}) + "\n" for i, s in enumerate(SENTENCES * 2)))
     config, out = offline_config(tmp_path, base_url=slow_llm.url), tmp_path / "out.jsonl"
-    process = start(path, "-o", out, "--config", config)
+    process = start(path, "--out", out, "--config", config)
     wait_for_lines(out, 2, process)
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=30)
@@ -91,7 +91,7 @@ def test_sigint_stops_cleanly_and_a_rerun_finishes(tmp_path: Path, slow_llm: Fak
     assert b"run the same command again to continue" in stderr
     kept = lines_of(out)  # every line whole: json.loads would fail on a torn one
     assert 2 <= len(kept) < 12 and out.read_bytes().endswith(b"\n")
-    rerun = start(path, "-o", out, "--config", config)
+    rerun = start(path, "--out", out, "--config", config)
     assert rerun.wait(timeout=120) == 0, rerun.communicate()
     assert sorted(r["id"] for r in lines_of(out)) == sorted(f"d{i}" for i in range(12))
     assert os.path.exists(str(out) + ".run.json")

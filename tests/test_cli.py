@@ -1,15 +1,24 @@
 """The command line: check, score, plugins and error handling."""
 
+import io
 import json
+import logging
 import os
+import re
+import stat
 import subprocess
 import sys
+import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
+import factcheck
 from factcheck.cli import cli
+from factcheck.testing import registered
 
 TWO_CLAIMS = (
     "Vitamin D supplementation reduces the risk of fractures in older adults. "
@@ -257,3 +266,172 @@ def test_a_single_text_file_is_a_corpus(tmp_path: Path) -> None:
 def test_non_utf8_stdin_is_a_clear_error() -> None:
     result = CliRunner().invoke(cli, ["check", "-"], input=b"caf\xe9 is open.")
     assert result.exit_code == 1 and "standard input is not UTF-8 text" in result.output
+
+
+# ---- one meaning per flag, help from the registry, output files --------------------------------
+
+
+def trust_records() -> list[dict]:
+    """Recorded checks where agent ``good`` is always right and ``bad`` always wrong, and one
+    text they disagree on (id ``split``), which only trust can decide."""
+    records = []
+    for n in range(12):
+        truth = n % 2 == 0
+        judgments = [
+            {"agent": "good", "factuality": truth, "confidence": 0.9},
+            {"agent": "bad", "factuality": not truth, "confidence": 0.9},
+        ]
+        claim = {"id": "c1", "text": f"Claim {n}.", "judgments": judgments}
+        records.append({"id": str(n), "gold": "TRUE" if truth else "FALSE", "text": f"Claim {n}.", "claims": [claim]})
+    split = [
+        {"agent": "good", "factuality": True, "confidence": 0.9},
+        {"agent": "bad", "factuality": False, "confidence": 0.9},
+    ]
+    records.append({"id": "split", "text": "Split.", "claims": [{"id": "c1", "text": "Split.", "judgments": split}]})
+    return records
+
+
+def test_score_takes_trust_as_check_and_eval_do(tmp_path: Path) -> None:
+    recorded = write_lines(tmp_path / "in.jsonl", trust_records())
+    trust = tmp_path / "trust.json"
+    code, output = run("calibrate", str(recorded), "--out", str(trust))
+    assert code == 0, output
+
+    def split_score(*args: str) -> float:
+        code, output = run("score", str(recorded), "--scorer", "pamas", *args)
+        assert code == 0, output
+        return float(json.loads(output.splitlines()[-1])["score"])
+
+    untrusted = split_score()
+    assert untrusted == pytest.approx(0.5)  # equal weights: the two agents cancel out
+    assert split_score("--trust", str(trust)) == split_score("-o", f"trust={trust}") > 0.5
+
+
+@pytest.mark.parametrize("command", [["check", "Statins lower LDL cholesterol."], ["score", "-"]])
+def test_o_is_option_in_every_command_and_a_non_pair_is_refused_while_parsing(command: list[str]) -> None:
+    code, output = run(*command, "-o", "bounds")
+    assert code == 2
+    assert "'bounds' is not KEY=VALUE (-o is --option in every factcheck command" in output
+
+
+def test_o_meant_as_an_output_file_points_to_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, output = run("score", "in.jsonl", "-o", "out.jsonl")
+    assert code == 2 and "to write to out.jsonl, use --out out.jsonl" in output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_help_lists_what_is_registered_plugins_included() -> None:
+    @dataclass(frozen=True)
+    class Sceptic(factcheck.Scorer):
+        name = "sceptic"
+
+        def score_votes(self, votes):  # type: ignore[no-untyped-def]
+            return 0.0
+
+    with registered(Sceptic()):
+        code, output = run("check", "--help")
+    assert code == 0
+    flat = " ".join(output.split())
+    assert "Scorer: average, mafc, majority, normsum, pamas, sceptic." in flat
+    assert "Label rule: compose, probable, threshold." in flat
+    assert "Agent profile: baseline, offline, paper." in flat
+    assert "sceptic" not in run("check", "--help")[1]  # read from the registry when shown, not fixed at import
+
+
+BUILTIN_COMMANDS = ["batch", "calibrate", "check", "eval", "import-mafc", "plugins", "score", "serve"]
+
+
+def test_every_option_of_every_command_says_what_it_does() -> None:
+    for name in BUILTIN_COMMANDS:
+        command = cli.get_command(click.Context(cli), name)
+        assert command is not None
+        bare = [p.opts[0] for p in command.params if isinstance(p, click.Option) and not p.help]
+        assert bare == [], f"factcheck {name}: options without help: {bare}"
+        # One style for defaults: click's "[default: ...]", never a hand-written "(default ...)".
+        code, output = run(name, "--help")
+        assert code == 0 and "(default" not in output, f"factcheck {name} --help"
+
+
+def test_top_level_help_summaries_are_whole() -> None:
+    code, output = run("--help")
+    assert code == 0
+    commands = output.split("Commands:")[1]
+    assert all(f"  {name} " in commands for name in BUILTIN_COMMANDS)
+    assert "..." not in commands
+
+
+def test_output_files_respect_the_umask(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "in.jsonl", [RECORDED])
+    old = os.umask(0o027)
+    try:
+        assert run("score", str(path), "--out", str(tmp_path / "out.jsonl"))[0] == 0
+        private = write_lines(tmp_path / "private.jsonl", [RECORDED])
+        private.chmod(0o600)
+        assert run("score", str(private), "--out", str(private))[0] == 0
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "out.jsonl").stat().st_mode) == 0o640  # 0o666 less the umask, not 0o600
+    assert stat.S_IMODE(private.stat().st_mode) == 0o600  # a replaced file keeps its mode
+
+
+# ---- the text report ------------------------------------------------------------------------
+
+
+def test_one_claim_is_singular() -> None:
+    code, output = run("check", "Statins lower LDL cholesterol.")
+    assert code == 0, output
+    assert "1 claim ·" in output and "1 claims" not in output
+
+
+def test_a_text_of_questions_says_why_nothing_was_checked() -> None:
+    code, output = run("check", "Do statins lower LDL cholesterol? What about aspirin?")
+    assert code == 0, output
+    assert "0 claims" in output
+    assert "note: no claim found: questions and fragments are not checked" in output
+    assert "agents:" not in output  # no blank list of agents
+
+
+# ---- serve, CI and packaging ----------------------------------------------------------------
+
+
+def test_serve_logs_at_its_level_even_for_libraries_that_log_everything() -> None:
+    from factcheck.server.cli import configure_logging
+
+    stream = io.StringIO()
+    root = logging.getLogger()
+    level = root.level
+    handler = configure_logging("info", stream)
+    try:
+        logging.getLogger("bm25s").setLevel(logging.DEBUG)  # as bm25s does on import
+        logging.getLogger("bm25s").debug("Building index from IDs")
+        logging.getLogger("factcheck.server").info("serving")
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+    assert "serving" in stream.getvalue()
+    assert "Building index" not in stream.getvalue()
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def readme_blocks() -> list[str]:
+    return re.findall(r"^```bash\n(.*?)^```", (ROOT / "README.md").read_text(), re.MULTILINE | re.DOTALL)
+
+
+def test_ci_runs_the_readmes_two_commands_with_the_stock_pip() -> None:
+    install_and_check, install_and_test = readme_blocks()[:2]
+    assert install_and_check.startswith("pip install . && factcheck check ")
+    assert install_and_test == 'pip install -e ".[dev]" && python -m pytest\n'
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert 'eval "$(readme_block 1)"' in ci and 'eval "$(readme_block 2)"' in ci
+    assert "--upgrade pip" not in ci and "-U pip" not in ci
+    assert "git clone" in ci  # and again in a clone with nothing beside it
+
+
+def test_extras_declare_the_html_cleaner_that_old_pip_leaves_out() -> None:
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    for extra in ("batch", "dev"):
+        names = [re.split(r"[<>=\[ ]", requirement)[0] for requirement in extras[extra]]
+        assert "trafilatura" in names and "lxml_html_clean" in names, extra

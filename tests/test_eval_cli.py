@@ -1,12 +1,19 @@
 """`factcheck eval` end to end: the paper's rows replayed, and the offline default checked."""
 
 import json
+import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
+import factcheck
 from factcheck.cli import cli
+from factcheck.eval.datasets import READERS, Dataset, EvalItem
+from factcheck.eval.metrics import accuracy, bootstrap_ci
+from factcheck.paths import shared_data_candidates, shared_data_dir
+from factcheck.types import Label
 
 
 def run(*args: str) -> str:
@@ -108,31 +115,112 @@ def test_unknown_dataset_is_one_error_line() -> None:
     assert result.output.startswith("Error: unknown dataset 'nope' (available: averitec, fever-binary")
 
 
+@pytest.fixture
+def no_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty data folder named by FACTCHECK_SHARED_DATA: a user's clone with nothing beside it."""
+    empty = tmp_path / "no-data"
+    empty.mkdir()
+    monkeypatch.setenv("FACTCHECK_SHARED_DATA", str(empty))
+    return empty
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["--limit", "0"], "0 is not in the range x>=1"),
         (["--concurrency", "0"], "0 is not in the range x>=1"),
         (["--scorers", ","], "give at least one scorer"),
+        (["--scorers", "mafc,nope"], "unknown scorer 'nope'"),
+        (["--labels", "threshold,nope"], "unknown label rule 'nope'"),
+        (["--scorers", "mafc:colour=red"], "unknown option colour"),
+        (["-o", "bounds=wide"], "bounds must be 'natural' or 'reference'"),
+        (["-o", "out"], "'out' is not KEY=VALUE"),
+        (["--dataset-option", "seed"], "must look like key=value"),
     ],
 )
-def test_bad_eval_arguments_are_refused(args: list[str], message: str) -> None:
+def test_bad_eval_arguments_are_refused_before_the_data_is_read(no_data: Path, args: list[str], message: str) -> None:
     result = CliRunner().invoke(cli, ["eval", "scifact-binary", *args])
     assert result.exit_code != 0 and message in result.output
+    assert "missing data file" not in result.output
 
 
-def test_judgments_from_another_dataset_are_refused(shared_data: Path, authors: Path, tmp_path: Path) -> None:
+def test_judgments_and_replay_together_are_refused_before_the_data_is_read(no_data: Path, tmp_path: Path) -> None:
+    recorded = tmp_path / "judgments.jsonl"
+    recorded.write_text("")
     result = CliRunner().invoke(
-        cli,
-        [
-            "eval",
-            "scifact-binary",
-            "--judgments",
-            str(authors / "scifact-mixed.jsonl"),
-            "--data-dir",
-            str(shared_data),
-            "--out",
-            str(tmp_path / "x"),
-        ],
+        cli, ["eval", "scifact-binary", "--judgments", str(recorded), "--replay", str(recorded)]
     )
-    assert result.exit_code == 1 and "are these judgments from another dataset?" in result.output
+    assert result.exit_code == 1 and "give --judgments or --replay, not both" in result.output
+
+
+def test_missing_data_names_the_folder_and_how_to_give_it(no_data: Path, tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["eval", "scifact-binary"])
+    assert result.exit_code == 1
+    assert f"missing data file {no_data}/" in result.output  # FACTCHECK_SHARED_DATA is honoured
+    assert "give it with --data-dir or FACTCHECK_SHARED_DATA" in result.output
+    other = tmp_path / "other"
+    other.mkdir()
+    result = CliRunner().invoke(cli, ["eval", "scifact-binary", "--data-dir", str(other)])
+    assert f"missing data file {other}/" in result.output  # --data-dir wins over the variable
+    result = CliRunner().invoke(cli, ["import-mafc", str(tmp_path / "authors")])
+    assert result.exit_code == 1 and f"missing data file {no_data}/" in result.output
+
+
+def test_the_data_is_looked_for_beside_the_working_directory_then_beside_the_checkout(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("FACTCHECK_SHARED_DATA", raising=False)
+    checkout = Path(factcheck.__file__).resolve().parent.parent
+    assert shared_data_candidates() == [Path("../shared/data"), checkout.parent / "shared" / "data"]
+    monkeypatch.setenv("FACTCHECK_SHARED_DATA", str(tmp_path))
+    assert shared_data_candidates() == [tmp_path] and shared_data_dir() == tmp_path
+
+
+def tiny_reader(data_dir: Path) -> Dataset:
+    """40 one-claim texts, gold TRUE and FALSE in turn; no data file needed."""
+    items = tuple(
+        EvalItem(f"t{n:02}", f"Claim number {n}.", Label.TRUE if n % 2 else Label.FALSE, ()) for n in range(40)
+    )
+    return Dataset("tiny", 2, items, False, "forty texts")
+
+
+def tiny_judgments(seed: int) -> list[dict[str, Any]]:
+    """One agent's judgment of each tiny text, right on about two in three, in a shuffled order."""
+    records = [
+        {
+            "id": f"t{n:02}",
+            "text": f"Claim number {n}.",
+            "claims": [
+                {
+                    "id": "c1",
+                    "text": f"Claim number {n}.",
+                    "judgments": [{"agent": "x", "factuality": bool(n % 2) == (n % 3 > 0), "confidence": 0.9}],
+                }
+            ],
+        }
+        for n in range(40)
+    ]
+    random.Random(seed).shuffle(records)
+    return records
+
+
+def test_confidence_intervals_do_not_depend_on_the_order_judgments_finished_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(READERS, "tiny", tiny_reader)
+    intervals = []
+    for seed in (1, 2):
+        recorded = tmp_path / f"judgments-{seed}.jsonl"
+        recorded.write_text("".join(json.dumps(r) + "\n" for r in tiny_judgments(seed)))
+        run("eval", "tiny", "--judgments", str(recorded), "--scorers", "mafc", "--out", str(tmp_path / f"run{seed}"))
+        (row,) = rows(tmp_path / f"run{seed}").values()
+        intervals.append((row["accuracy_ci"], row["macro_f1_ci"]))
+    assert intervals[0] == intervals[1]
+    # Resampled in each file's own order, the two would differ: the test can tell.
+    as_read = []
+    for seed in (1, 2):
+        records = tiny_judgments(seed)
+        gold = [Label.TRUE if int(r["id"][1:]) % 2 else Label.FALSE for r in records]
+        predicted = [Label.TRUE if r["claims"][0]["judgments"][0]["factuality"] else Label.FALSE for r in records]
+        as_read.append(bootstrap_ci(gold, predicted, accuracy))
+    assert as_read[0] != as_read[1]

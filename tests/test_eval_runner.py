@@ -90,7 +90,11 @@ def test_gold_comes_from_the_line_then_the_dataset_by_id_then_by_text() -> None:
         {"id": "a", "text": "?", "claims": []},
         {"gold": "FALSE", "text": "other", "claims": []},
     ]
-    assert [r["gold"] for r in attach_gold(lines, dataset())] == ["TRUE", "PARTLY TRUE", "FALSE"]
+    assert {r["text"]: r["gold"] for r in attach_gold(lines, dataset())} == {
+        "Fish swim.": "TRUE",
+        "?": "PARTLY TRUE",
+        "other": "FALSE",
+    }
     keyed = Dataset("k", 2, (EvalItem("scifact-dev-3", "x", T, (), {"scifact_dev_id": 3}),), False, "")
     assert attach_gold([{"id": 3, "text": "?", "claims": []}], keyed)[0]["gold"] == "TRUE"  # the dataset's own key
     with pytest.raises(InputError, match="line 1: no 'gold' field"):
@@ -129,3 +133,15 @@ def test_every_scorer_and_rule_scores_the_same_judgments(tmp_path: Path) -> None
     assert rows[0].metrics["ece"] is not None and set(claim_scores) == {"mafc", "majority"}
     with pytest.raises(ConfigError, match="unknown option colour"):
         score_rows(records, (T, P, F), parse_specs("mafc:colour=red"), ["threshold"], {})
+
+
+def test_records_come_back_in_the_datasets_order_whatever_order_they_finished_in() -> None:
+    finished = [
+        {"id": "own-2", "gold": "TRUE", "text": "not in the dataset", "claims": []},
+        {"id": "b", "text": "Fish swim.", "claims": []},
+        {"id": "own-1", "gold": "FALSE", "text": "nor this", "claims": []},
+        {"id": "a", "text": "Cats purr. Dogs bark.", "claims": []},
+    ]
+    ordered = [r["id"] for r in attach_gold(finished, dataset())]
+    assert ordered == ["a", "b", "own-1", "own-2"]  # the dataset's order, then the others by id
+    assert [r["id"] for r in attach_gold(reversed(finished), dataset())] == ordered

@@ -1,5 +1,6 @@
 """The plugin system: hooks, entry points, env switches, clashes and broken plugins."""
 
+import importlib.metadata
 import re
 import textwrap
 from collections.abc import Iterator
@@ -49,8 +50,18 @@ GOOD_PLUGIN = """
 
 @pytest.fixture
 def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A folder on sys.path for fake installed plugins; the plugin manager is rebuilt after the test."""
+    """A folder on sys.path for fake installed plugins; the plugin manager is rebuilt after the test.
+
+    Entry points are read from this folder alone: a factcheck plugin the developer has
+    installed must not change what these tests see.
+    """
+
+    def entry_points_of_site(**selection: str) -> importlib.metadata.EntryPoints:
+        found = [ep for dist in importlib.metadata.distributions(path=[str(tmp_path)]) for ep in dist.entry_points]
+        return importlib.metadata.EntryPoints(found).select(**selection)
+
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points_of_site)
     monkeypatch.delenv("FACTCHECK_LOAD_PLUGINS", raising=False)
     yield tmp_path
     monkeypatch.undo()
@@ -82,6 +93,18 @@ def test_entry_point_plugin_is_loaded_with_its_distribution(site: Path) -> None:
         "builtin": False,
         "registered": {"sources": ["good-source"]},
     }
+
+
+def test_plugins_installed_outside_the_test_site_are_not_seen(
+    site: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    users = tmp_path_factory.mktemp("users-site")  # a plugin the developer installed
+    make_distribution(users, "factcheck-users", "users", "fc_users", GOOD_PLUGIN.format(name="users-source"))
+    monkeypatch.syspath_prepend(str(users))
+    assert "factcheck-users" in {d.metadata["Name"] for d in importlib.metadata.distributions()}  # it is installed
+    make_distribution(site, "factcheck-good", "good", "fc_good", GOOD_PLUGIN.format(name="good-source"))
+    reload()
+    assert set(factcheck.get_sources()) - BUILTIN_SOURCES == {"good-source"}
 
 
 def test_load_plugins_allow_list_and_disabled_block_list(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:

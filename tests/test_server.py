@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,7 +29,7 @@ from factcheck.server.stream import merge_usage
 from factcheck.sources.base import Source
 from factcheck.testing import ScriptedVerifier, registered
 from factcheck.types import Claim, Evidence, TextVerdict, Usage
-from tests.fakes import FakeServer, Request, Response
+from tests.fakes import FakeServer, InFlight, Response
 
 KEY = "client-key-0123456789"
 OTHER_KEY = "client-key-abcdefghij"
@@ -425,25 +424,8 @@ def test_components_say_what_is_usable_with_the_keys_present(base_url: str) -> N
     assert "sentence" in data["extractors"]
 
 
-class InFlight:
-    """Counts how many requests a fake service is answering at once."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.now = self.most = 0
-
-    def __call__(self, request: Request) -> Response:
-        with self.lock:
-            self.now += 1
-            self.most = max(self.most, self.now)
-        time.sleep(0.15)
-        with self.lock:
-            self.now -= 1
-        return Response({"passage": "A passage."})
-
-
 def test_concurrent_requests_share_the_per_service_limit(tmp_path: Path) -> None:
-    counter = InFlight()
+    counter = InFlight(lambda request: Response({"passage": "A passage."}), delay_s=0.15)
     with FakeServer() as service:
         service.route("POST", "/search", counter)
 

@@ -1,4 +1,9 @@
-"""The web search sources (Serper, SerpAPI) against a local HTTP server replaying recorded answers."""
+"""The web search sources (Serper, SerpAPI) against a local HTTP server replaying recorded answers.
+
+Answers are recorded in tests/data/serper, tests/data/serpapi and, for the quirks real pages
+have (direct answers with their own titles, knowledge-graph facts, HTML in snippets, error
+bodies), tests/data/quirks/search. The fake picks an answer by the query only.
+"""
 
 from __future__ import annotations
 
@@ -14,8 +19,9 @@ from typing import Any
 import pytest
 
 from factcheck import Claim
-from factcheck.cache import Cache, current_cache
-from factcheck.errors import ConfigError, MissingKeyError, SourceError
+from factcheck.cache import Cache, cache_key, current_cache
+from factcheck.errors import ConfigError, MissingKeyError, ServiceRefusedError, SourceError
+from factcheck.net import REFUSALS
 from factcheck.sources import websearch
 from factcheck.sources.websearch import SerpAPISource, SerperSource, redact
 from factcheck.types import Evidence
@@ -23,6 +29,7 @@ from factcheck.usage import UsageRecorder, current_usage
 from tests.fakes import FakeServer, Request, Response
 
 DATA = Path(__file__).resolve().parent / "data"
+QUIRKS = DATA / "quirks" / "search"
 KEY = "sk-test-0123456789abcdef0123456789abcdef"
 
 EIFFEL_COMPLETED = "When was the Eiffel Tower completed?"
@@ -31,15 +38,21 @@ VITAMIN_D = "vitamin D supplements reduce fractures in older adults"
 NONSENSE = "zxqv florbnicate quintessimal glarbonite 1887"
 EIFFEL_HEIGHT = "how tall is the eiffel tower"
 COFFEE = "coffee consumption risk of type 2 diabetes"
+EIFFEL_DIRECT = "eiffel tower height"
+GUSTAVE = "Gustave Eiffel"
 
 
 def recorded(api: str, query_path: tuple[str, str]) -> dict[str, dict[str, Any]]:
-    """The recorded answers of one API, by the query they answer."""
+    """The recorded answers of one API (plain pages and quirks), by the query they answer."""
     answers = {}
-    for file in sorted((DATA / api).glob("*.json")):
+    for file in sorted([*(DATA / api).glob("*.json"), *(QUIRKS / api).glob("*.json")]):
         answer = json.loads(file.read_text(encoding="utf-8"))
         answers[answer[query_path[0]][query_path[1]]] = answer
     return answers
+
+
+def error_body(name: str) -> Any:
+    return json.loads((QUIRKS / "errors" / f"{name}.json").read_text(encoding="utf-8"))
 
 
 SERPER = recorded("serper", ("searchParameters", "q"))
@@ -59,6 +72,14 @@ def shared_server() -> Iterator[FakeServer]:
     # One server for the module: stopping one takes half a second (serve_forever's poll interval).
     with FakeServer() as fake:
         yield fake
+
+
+@pytest.fixture(autouse=True)
+def no_refusals() -> Iterator[None]:
+    """Each test starts with no key known to be refused (refusals last for the process otherwise)."""
+    REFUSALS.clear()
+    yield
+    REFUSALS.clear()
 
 
 @pytest.fixture
@@ -87,17 +108,23 @@ def urls(evidence: list[Evidence]) -> list[str | None]:
 def test_serper_answer_box_comes_first_then_organic_snippets(server: FakeServer) -> None:
     evidence = retrieve(SerperSource(base_url=server.url), EIFFEL_COMPLETED)
     box = evidence[0]
-    assert (box.source, box.title, box.url) == ("serper", "Answer box", "https://en.wikipedia.org/wiki/Eiffel_Tower")
+    # A featured snippet keeps the title of the page it quotes.
+    assert (box.source, box.title, box.url) == (
+        "serper",
+        "Eiffel Tower - Wikipedia",
+        "https://en.wikipedia.org/wiki/Eiffel_Tower",
+    )
     assert box.text.startswith("Constructed from 1887 to 1889")
-    # organic[:5], minus the Wikipedia result whose URL the answer box already cites
+    # The first organic result is the page the answer box quotes: its own, different snippet is kept.
     assert urls(evidence[1:]) == [
+        "https://en.wikipedia.org/wiki/Eiffel_Tower",
         "https://www.britannica.com/topic/Eiffel-Tower-Paris-France",
         "https://www.toureiffel.paris/en/the-monument/history",
         "https://www.history.com/topics/landmarks/eiffel-tower",
-        "https://www.americaslibrary.gov/jb/gilded/jb_gilded_eiffel_1.html",
     ]
-    assert evidence[1].title == "Eiffel Tower | History, Height, & Facts | Britannica"
-    assert evidence[1].text.startswith("Eiffel Tower, Parisian landmark")
+    assert evidence[1].text.startswith("The Eiffel Tower is a wrought-iron lattice tower")
+    assert evidence[2].title == "Eiffel Tower | History, Height, & Facts | Britannica"
+    assert evidence[2].text.startswith("Eiffel Tower, Parisian landmark")
     stamp = datetime.fromisoformat(str(box.retrieved_at))
     assert stamp.utcoffset() == timedelta(0)
 
@@ -108,8 +135,12 @@ def test_serper_knowledge_graph_then_organic(server: FakeServer) -> None:
     assert kg.title == "Marie Curie" and kg.url == "https://en.wikipedia.org/wiki/Marie_Curie"
     assert kg.text.startswith("Marie Curie: Maria Salomea Skłodowska-Curie was a Polish")
     assert "Awards: Nobel Prize in Physics (1903), Nobel Prize in Chemistry (1911)" in kg.text
-    assert len(evidence) == 5
-    assert evidence[1].url == "https://www.nobelprize.org/prizes/physics/1903/marie-curie/facts/"
+    assert len(evidence) == 5  # top_k: the panel and four organic results
+    # Organic result 1 is the Wikipedia page the panel cites: its snippet is kept all the same.
+    assert urls(evidence[1:3]) == [
+        "https://en.wikipedia.org/wiki/Marie_Curie",
+        "https://www.nobelprize.org/prizes/physics/1903/marie-curie/facts/",
+    ]
     assert "https://www.sciencehistory.org/education/scientific-biographies/marie-sklodowska-curie/" not in urls(
         evidence
     )  # the sixth organic result
@@ -151,8 +182,10 @@ def test_serper_searches_at_most_max_queries_and_merges_by_url(server: FakeServe
     source = SerperSource(base_url=server.url, top_k=10)
     evidence = retrieve(source, EIFFEL_COMPLETED, "other", "never searched")
     assert sorted(r.json()["q"] for r in server.calls("/search")) == sorted([EIFFEL_COMPLETED, "other"])
-    assert len(evidence) == 6 and evidence[-1].url == "https://example.org/new"
-    assert len(set(urls(evidence))) == 6
+    assert len(evidence) == 7 and evidence[-1].url == "https://example.org/new"
+    # Organic results are merged by URL; the answer box shares its URL with organic result 1 and stays.
+    assert len(set(urls(evidence[1:]))) == 6 and urls(evidence).count(evidence[0].url) == 2
+    assert "again" not in [e.text for e in evidence]
     assert len(retrieve(SerperSource(base_url=server.url, top_k=2), EIFFEL_COMPLETED, "other")) == 2
 
 
@@ -226,6 +259,23 @@ def test_a_second_identical_search_is_served_from_the_cache(server: FakeServer, 
     assert KEY.encode() not in (tmp_path / "cache.sqlite").read_bytes()
 
 
+def test_a_page_without_evidence_is_cached_as_an_empty_answer(server: FakeServer, tmp_path: Path) -> None:
+    # An empty value is what the cache keeps only briefly, so a passing outage is asked again later.
+    cache = Cache(tmp_path / "cache.sqlite")
+    token = current_cache.set(cache)
+    try:
+        source = SerperSource(base_url=server.url)
+        assert retrieve(source, NONSENSE) == []
+        assert len(retrieve(source, CURIE)) == 5
+        request = {"q": NONSENSE, "base_url": source.root, **source.request_params()}
+        assert cache.get(cache_key("serper", source.VERSION, request)) == {}
+        found = cache.get(cache_key("serper", source.VERSION, {**request, "q": CURIE}))
+        assert found is not None and len(found["featured"]) == 1 and len(found["organic"]) == 5
+    finally:
+        current_cache.reset(token)
+        cache.close()
+
+
 # --- SerpAPI ---------------------------------------------------------------------------------
 
 
@@ -241,10 +291,11 @@ def test_serpapi_answer_box_through_the_real_client(server: FakeServer) -> None:
         "gl": "us",
         "hl": "en",
     }
+    # A direct answer keeps the title that says what it answers.
     assert (evidence[0].source, evidence[0].title, evidence[0].text, evidence[0].url) == (
         "serpapi",
-        "Answer box",
-        "330 m",
+        "Eiffel Tower/Height",
+        "Eiffel Tower/Height: 330 m",
         None,
     )
     assert urls(evidence[1:]) == [
@@ -257,7 +308,16 @@ def test_serpapi_answer_box_through_the_real_client(server: FakeServer) -> None:
 def test_serpapi_knowledge_graph_cites_its_source(server: FakeServer) -> None:
     evidence = retrieve(SerpAPISource(base_url=server.url), CURIE)
     assert evidence[0].title == "Marie Curie" and evidence[0].url == "https://en.wikipedia.org/wiki/Marie_Curie"
-    assert urls(evidence[1:]) == ["https://www.nobelprize.org/prizes/physics/1903/marie-curie/facts/"]
+    # SerpAPI gives the panel's facts as top-level keys: they are kept.
+    assert evidence[0].text.splitlines()[1:] == [
+        "Born: November 7, 1867, Warsaw, Poland",
+        "Died: July 4, 1934, Passy, France",
+        "Spouse: Pierre Curie (m. 1895\u20131906)",
+    ]
+    assert urls(evidence[1:]) == [
+        "https://en.wikipedia.org/wiki/Marie_Curie",
+        "https://www.nobelprize.org/prizes/physics/1903/marie-curie/facts/",
+    ]
 
 
 def test_serpapi_organic_only_and_empty(server: FakeServer) -> None:
@@ -268,7 +328,7 @@ def test_serpapi_organic_only_and_empty(server: FakeServer) -> None:
 def test_serpapi_error_answer_is_a_source_error(server: FakeServer) -> None:
     message = f"Invalid API key {KEY}. Your API key should be here: https://serpapi.com/manage-api-key"
     server.queue("GET", "/search", Response({"error": message}, status=401))
-    with pytest.raises(SourceError, match="serpapi: Invalid API key") as caught:
+    with pytest.raises(SourceError, match="serpapi: HTTP 401: Invalid API key") as caught:
         retrieve(SerpAPISource(base_url=server.url), COFFEE)
     assert KEY[:8] not in str(caught.value)
 
@@ -297,6 +357,151 @@ def test_serpapi_time_out_and_unreachable_host(server: FakeServer) -> None:
     with pytest.raises(SourceError, match="serpapi: ConnectionError") as caught:
         retrieve(SerpAPISource(base_url=closed), COFFEE)
     assert KEY[:8] not in str(caught.value)
+
+
+# --- what real pages carry: titled answers, panel facts, HTML ---------------------------------
+
+
+def test_serper_direct_answer_keeps_its_title_then_the_panel_facts(server: FakeServer) -> None:
+    box, panel, *organic = retrieve(SerperSource(base_url=server.url), EIFFEL_DIRECT)
+    assert (box.title, box.text, box.url) == ("Eiffel Tower / Height", "Eiffel Tower / Height: 330 m", None)
+    # The panel comes too (not only when there is no answer box), with its facts.
+    assert (panel.title, panel.url) == ("Eiffel Tower", "https://en.wikipedia.org/wiki/Eiffel_Tower")
+    assert panel.text.splitlines()[1:] == [
+        "Height: 330 m",
+        "Opened: March 31, 1889",
+        "Architect: Stephen Sauvestre",
+        "Construction started: January 28, 1887",
+    ]
+    assert [e.url for e in organic] == [
+        "https://en.wikipedia.org/wiki/Eiffel_Tower",
+        "https://www.toureiffel.paris/en/the-monument/key-figures",
+        "https://www.britannica.com/story/how-tall-is-the-eiffel-tower",
+    ]
+
+
+def test_serper_html_in_titles_and_snippets_becomes_text(server: FakeServer) -> None:
+    evidence = retrieve(SerperSource(base_url=server.url), EIFFEL_DIRECT)
+    wikipedia, official, britannica = evidence[2:]
+    assert wikipedia.title == "Eiffel Tower - Wikipedia"
+    assert wikipedia.text == (
+        "The tower is 330 metres (1,083 ft) tall, about the same height as an 81-storey building, "
+        "and the tallest structure in Paris."
+    )
+    assert official.title == "The Eiffel Tower's dimensions - La tour Eiffel"
+    assert official.text.startswith("Height: 330 m (with antennas) & 300 m without. The tower grows by up")
+    assert britannica.text.startswith("Mar 21, 2024 \u2014 The Eiffel Tower was the tallest")
+    assert not any(marker in e.title + e.text for e in evidence for marker in ("<", "&amp;", "&#", "&nbsp;"))
+
+
+def test_serpapi_keeps_answer_box_title_knowledge_graph_facts_and_organic_snippets(server: FakeServer) -> None:
+    evidence = retrieve(SerpAPISource(base_url=server.url), GUSTAVE)
+    box, panel, *organic = evidence
+    assert box.title == "Gustave Eiffel | Biography, Accomplishments, & Facts | Britannica"
+    assert box.url == "https://www.britannica.com/biography/Gustave-Eiffel"
+    assert box.text == (
+        "Gustave Eiffel, (born December 15, 1832, Dijon, France\u2014died December 27, 1923, Paris), "
+        "French civil engineer renowned for the Eiffel Tower in Paris."
+    )
+    assert (panel.title, panel.url) == ("Gustave Eiffel", "https://en.wikipedia.org/wiki/Gustave_Eiffel")
+    # Top-level facts are kept (entities decoded); links, ids, images and "people also search for" are not.
+    assert panel.text.splitlines() == [
+        "Gustave Eiffel: Alexandre Gustave Eiffel was a French civil engineer. A graduate of \u00c9cole Centrale "
+        "des Arts et Manufactures, he made his name with various bridges for the French railway network.",
+        "Born: December 15, 1832, Dijon, France",
+        "Died: December 27, 1923, Paris, France",
+        "Place of burial: Levallois-Perret Cemetery",
+        "Education: \u00c9cole Centrale Paris (1852\u20131855)",
+    ]
+    # Organic result 1 quotes the same page as the answer box, with other words: it is kept.
+    assert [(e.url, e.text[:40]) for e in organic] == [
+        ("https://www.britannica.com/biography/Gustave-Eiffel", "Gustave Eiffel was a French civil engine"),
+        ("https://en.wikipedia.org/wiki/Gustave_Eiffel", "Alexandre Gustave Eiffel was a French ci"),
+    ]
+    assert "<em>" not in organic[1].text and "&amp;" not in organic[0].text
+
+
+def test_an_answer_box_seen_by_two_queries_is_kept_once(server: FakeServer) -> None:
+    answer = SERPER[EIFFEL_DIRECT]
+    server.route("POST", "/search", lambda request: Response(answer))
+    evidence = retrieve(SerperSource(base_url=server.url, top_k=10), EIFFEL_DIRECT, "height of the eiffel tower")
+    assert len(server.calls("/search")) == 2
+    assert [e.title for e in evidence].count("Eiffel Tower / Height") == 1
+    assert len(evidence) == 5  # box, panel and three organic results, none twice
+
+
+# --- a refused key is not sent again ---------------------------------------------------------
+
+
+def claims(n: int) -> list[Claim]:
+    return [Claim(f"c{i}", f"Claim number {i}.", queries=(f"query {i}",)) for i in range(n)]
+
+
+async def retrieve_all(source: websearch.WebSearchSource, batch: list[Claim]) -> list[Any]:
+    return await asyncio.gather(*(source.retrieve(c) for c in batch), return_exceptions=True)
+
+
+def test_a_key_serper_refuses_is_sent_once_for_many_claims(server: FakeServer) -> None:
+    server.route("POST", "/search", lambda request: Response(error_body("serper-403-unauthorized"), status=403))
+    recorder = UsageRecorder()
+    token = current_usage.set(recorder)
+    try:
+        first = asyncio.run(retrieve_all(SerperSource(base_url=server.url), claims(6)))
+        later = asyncio.run(retrieve_all(SerperSource(base_url=server.url), claims(2)))  # a later check, same key
+    finally:
+        current_usage.reset(token)
+    assert len(server.calls("/search")) == 1 and recorder.search_calls == 1
+    for error in [*first, *later]:
+        assert isinstance(error, SourceError) and isinstance(error, ServiceRefusedError)
+        # Serper's own message, and the variable to fix.
+        assert str(error).startswith("serper: HTTP 403: Unauthorized. (check SERPER_API_KEY)")
+    assert sum("not sent again" in str(e) for e in first) == 5
+
+
+def test_another_key_is_tried_after_a_refusal(server: FakeServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    server.queue("POST", "/search", Response(error_body("serper-403-unauthorized"), status=403))
+    with pytest.raises(SourceError, match="Unauthorized"):
+        retrieve(SerperSource(base_url=server.url), VITAMIN_D)
+    with pytest.raises(SourceError, match="not sent again"):
+        retrieve(SerperSource(base_url=server.url + "/"), VITAMIN_D)  # the same endpoint
+    assert len(server.calls("/search")) == 1
+    monkeypatch.setenv("SERPER_API_KEY", "sk-test-another-key-0123456789")
+    assert len(retrieve(SerperSource(base_url=server.url), VITAMIN_D)) == 4
+    assert len(server.calls("/search")) == 2
+
+
+def test_a_key_serpapi_refuses_is_not_sent_again(server: FakeServer) -> None:
+    body = error_body("serpapi-401-invalid-key")
+    server.route("GET", "/search", lambda request: Response(body, status=401))
+    results = asyncio.run(retrieve_all(SerpAPISource(base_url=server.url), claims(4)))
+    assert len(server.calls("/search")) == 1
+    assert all(isinstance(r, ServiceRefusedError) for r in results)
+    assert str(results[0]).startswith(
+        "serpapi: HTTP 401: Invalid API key. Your API key should be here: https://serpapi.com/manage-api-key"
+    )
+    assert all("SERPAPI_API_KEY" in str(r) and KEY[:8] not in str(r) for r in results)
+
+
+def test_a_rate_limit_is_not_a_refusal(server: FakeServer) -> None:
+    server.queue("POST", "/search", Response(error_body("serper-429-rate-limited"), status=429))
+    with pytest.raises(SourceError, match=r"serper: HTTP 429: Too many requests, please slow down\.") as caught:
+        retrieve(SerperSource(base_url=server.url, retries=0), VITAMIN_D)
+    assert not isinstance(caught.value, ServiceRefusedError)
+    assert len(retrieve(SerperSource(base_url=server.url, retries=0), VITAMIN_D)) == 4
+    assert len(server.calls("/search")) == 2
+
+
+def test_refusals_expire() -> None:
+    from factcheck.net import Refusals
+
+    refusals = Refusals(ttl_s=0.05)
+    refusals.accept(("serper", "u", "k"))
+    refusals.remember(("serper", "u", "k"), "first")
+    refusals.remember(("serper", "u", "k"), "second")
+    assert refusals.reason(("serper", "u", "k")) == "first" and not refusals.accepted(("serper", "u", "k"))
+    assert refusals.reason(("serper", "u", "other")) is None
+    time.sleep(0.06)
+    assert refusals.reason(("serper", "u", "k")) is None
 
 
 # --- options, registration, helpers ----------------------------------------------------------

@@ -1,4 +1,5 @@
-"""The wikipedia source against a local fake MediaWiki serving recorded API answers (tests/data/mediawiki)."""
+"""The wikipedia source against a local fake MediaWiki serving recorded API answers (tests/data/mediawiki,
+and the quirks of Wikimedia's servers in tests/data/quirks/wikipedia)."""
 
 from __future__ import annotations
 
@@ -17,54 +18,68 @@ import pytest
 import factcheck
 from factcheck import Agent, Checker, Claim, ConfigError, Evidence, SourceError
 from factcheck.cache import Cache, current_cache
+from factcheck.errors import ServiceRefusedError
+from factcheck.net import REFUSALS
 from factcheck.sources import wikipedia as wikipedia_module
 from factcheck.sources.wikipedia import WikipediaSource, strip_html, trim_at_sentence, wiki_url
 from factcheck.testing import ScriptedVerifier, registered
 from factcheck.usage import UsageRecorder, current_usage
-from tests.fakes import FakeServer, Request, Response
+from tests.fakes import FakeServer, InFlight, Request, Response
 
 DATA = Path(__file__).resolve().parent / "data" / "mediawiki"
+QUIRKS = Path(__file__).resolve().parent / "data" / "quirks" / "wikipedia"
 API = "/w/api.php"
 EIFFEL_URL = "https://en.wikipedia.org/wiki/Eiffel_Tower"
+UA_ENV = "FACTCHECK_WIKIPEDIA_USER_AGENT"
 
 # Which recorded search answer a query gets: the first keyword it contains wins.
 SEARCHES = (
-    ("gustave", "search-gustave-eiffel"),
-    ("eiffel", "search-eiffel-tower"),
-    ("curie", "search-marie-curie"),
-    ("great wall", "search-great-wall-of-china"),
+    ("gustave", "gustave-eiffel"),
+    ("eiffel", "eiffel-tower"),
+    ("curie", "marie-curie"),
+    ("great wall", "great-wall-of-china"),
 )
-PAGES = {
-    "Eiffel Tower": "page-eiffel-tower",
-    "Gustave Eiffel": "page-gustave-eiffel",
-    "Marie Curie": "page-marie-curie",
-    "Great Wall of China": "page-great-wall-of-china",
-}
 
 
 def fixture(name: str) -> Any:
     return json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
 
 
+def quirk(name: str) -> Any:
+    return json.loads((QUIRKS / name).read_text(encoding="utf-8"))
+
+
 def params(request: Request) -> dict[str, str]:
     return {key: values[-1] for key, values in request.query.items()}
 
 
+def topic(search: str) -> str | None:
+    return next((name for word, name in SEARCHES if word in search.lower()), None)
+
+
+def generator_answer(data: dict[str, Any], query: dict[str, str]) -> dict[str, Any]:
+    """What api.php does with a recorded generator answer: keep the top ``gsrlimit`` hits, and give
+    lead extracts to at most ``exlimit`` pages (TextExtracts' limit), in the order the pages are listed."""
+    pages = [p for p in data.get("query", {}).get("pages", []) if p.get("index", 0) <= int(query.get("gsrlimit", "10"))]
+    exlimit = int(query.get("exlimit", "20"))
+    for position, page in enumerate(pages):
+        if position >= exlimit:
+            page.pop("extract", None)
+    if not pages:
+        return {"batchcomplete": True}  # a search that finds nothing: no "query" at all
+    return {**data, "query": {**data["query"], "pages": pages}}
+
+
 def mediawiki(request: Request) -> Response:
-    """A fake api.php answering list=search and prop=extracts|info from the recorded answers."""
+    """A fake api.php answering generator=search (and list=search) from the recorded answers."""
     query = params(request)
+    if query.get("generator") == "search":
+        name = topic(query.get("gsrsearch", ""))
+        return Response(generator_answer(fixture(f"generator-{name or 'no-results'}"), query))
     if query.get("list") == "search":
-        name = next((f for word, f in SEARCHES if word in query.get("srsearch", "").lower()), "search-no-results")
-        data = fixture(name)
+        data = fixture(f"search-{topic(query.get('srsearch', '')) or 'no-results'}")
         data["query"]["search"] = data["query"]["search"][: int(query.get("srlimit", "10"))]
         return Response(data)
-    if query.get("prop") == "extracts|info":
-        title = query.get("titles", "")
-        if title in PAGES:
-            return Response(fixture(PAGES[title]))
-        missing = fixture("page-missing")
-        missing["query"]["pages"][0]["title"] = title
-        return Response(missing)
     return Response(fixture("error-nosrsearch"))
 
 
@@ -73,6 +88,15 @@ def running_server() -> Iterator[FakeServer]:
     # One server for the module: stopping one takes up to half a second (its poll interval).
     with FakeServer() as fake:
         yield fake
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No User-Agent from the environment, and no refusal remembered from another test."""
+    monkeypatch.delenv(UA_ENV, raising=False)
+    REFUSALS.clear()
+    yield
+    REFUSALS.clear()
 
 
 @pytest.fixture
@@ -99,55 +123,79 @@ def retrieve(source: WikipediaSource, text: str, *queries: str) -> list[Evidence
 
 
 def searches(server: FakeServer) -> list[dict[str, str]]:
-    return [params(r) for r in server.calls(API) if params(r).get("list") == "search"]
-
-
-def page_fetches(server: FakeServer) -> list[dict[str, str]]:
-    return [params(r) for r in server.calls(API) if params(r).get("prop")]
+    return [params(r) for r in server.calls(API) if params(r).get("generator") == "search"]
 
 
 # --- the happy path -----------------------------------------------------------------------
 
 
-def test_claim_gets_the_lead_of_the_top_page(server: FakeServer) -> None:
+def test_one_request_gives_the_lead_of_the_top_page(server: FakeServer) -> None:
     [evidence] = retrieve(source_for(server), "The Eiffel Tower is 330 metres tall.")
     assert evidence.source == "wikipedia"
     assert evidence.title == "Eiffel Tower"
     assert evidence.url == EIFFEL_URL
     assert evidence.text.startswith("The Eiffel Tower ( EYE-fəl; French: Tour Eiffel")
     assert len(evidence.text) <= 1500 and evidence.text.endswith(".")
-    assert fixture("page-eiffel-tower")["query"]["pages"][0]["extract"].startswith(evidence.text)
+    [recorded] = [p for p in fixture("generator-eiffel-tower")["query"]["pages"] if p["title"] == "Eiffel Tower"]
+    assert recorded["extract"].startswith(evidence.text)
     assert evidence.retrieved_at is not None
     assert datetime.fromisoformat(evidence.retrieved_at).utcoffset() is not None
 
-    first, second = server.calls(API)
-    assert params(first) == {
+    [request] = server.calls(API)  # search and lead sections in one request
+    assert params(request) == {
         "action": "query",
-        "list": "search",
-        "srsearch": "The Eiffel Tower is 330 metres tall.",
-        "srlimit": "1",
         "format": "json",
         "formatversion": "2",
-    }
-    assert "factcheck" in first.headers["User-Agent"]
-    assert params(second) == {
-        "action": "query",
+        "generator": "search",
+        "gsrsearch": "The Eiffel Tower is 330 metres tall.",
+        "gsrlimit": "1",
         "prop": "extracts|info",
         "exintro": "1",
         "explaintext": "1",
+        "exlimit": "1",
         "inprop": "url",
-        "titles": "Eiffel Tower",
-        "format": "json",
-        "formatversion": "2",
         "redirects": "1",
+        "maxlag": "5",
     }
 
 
-def test_a_page_found_by_two_queries_is_fetched_and_returned_once(server: FakeServer) -> None:
+def test_the_default_user_agent_names_the_software_and_asks_for_a_contact(server: FakeServer) -> None:
+    retrieve(source_for(server), "Eiffel Tower")
+    agent = server.calls(API)[0].headers["User-Agent"]
+    assert agent.startswith("factcheck-agents/")
+    assert UA_ENV in agent and "contact" in agent
+    assert "://" not in agent and "@" not in agent  # no contact that is not the operator's
+
+
+def test_the_user_agent_comes_from_the_option_else_the_environment(
+    server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(UA_ENV, "env-checker/2.0 (ops@example.org)")
+    retrieve(source_for(server), "Eiffel Tower")
+    retrieve(source_for(server, user_agent="toml-checker/1.0 (me@example.org)"), "Marie Curie")
+    agents = [r.headers["User-Agent"] for r in server.calls(API)]
+    assert agents == ["env-checker/2.0 (ops@example.org)", "toml-checker/1.0 (me@example.org)"]
+    configured = WikipediaSource().configure(user_agent="cli-checker/1.0 (me@example.org)")
+    assert configured.user_agent_header() == "cli-checker/1.0 (me@example.org)"
+
+
+def test_a_user_agent_that_cannot_be_a_header_stops_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(UA_ENV, "two\nlines")
+    with pytest.raises(ConfigError, match=UA_ENV):
+        asyncio.run(WikipediaSource().prepare())
+
+
+def test_a_page_found_by_two_queries_is_returned_once(server: FakeServer) -> None:
     evidence = retrieve(source_for(server), "claim", "Eiffel Tower height", "Who designed the Eiffel Tower?")
     assert [e.title for e in evidence] == ["Eiffel Tower"]
-    assert sorted(q["srsearch"] for q in searches(server)) == ["Eiffel Tower height", "Who designed the Eiffel Tower?"]
-    assert [p["titles"] for p in page_fetches(server)] == ["Eiffel Tower"]
+    assert sorted(q["gsrsearch"] for q in searches(server)) == ["Eiffel Tower height", "Who designed the Eiffel Tower?"]
+    assert len(server.calls(API)) == 2
+
+
+def test_pages_come_in_search_rank_order_not_in_listed_order(server: FakeServer) -> None:
+    # The API lists Eiffel Tower (page id 9232) before Gustave Eiffel (168302); the search ranked them the other way.
+    evidence = retrieve(source_for(server, pages=2), "Gustave Eiffel engineer")
+    assert [e.title for e in evidence] == ["Gustave Eiffel", "Eiffel Tower"]
 
 
 def test_top_pages_in_query_then_rank_order(server: FakeServer) -> None:
@@ -156,8 +204,7 @@ def test_top_pages_in_query_then_rank_order(server: FakeServer) -> None:
     # Query 2 ranks Gustave Eiffel, Eiffel Tower: both already found; max_queries=2 drops query 3.
     assert [e.title for e in evidence] == ["Eiffel Tower", "Gustave Eiffel"]
     assert evidence[1].url == "https://en.wikipedia.org/wiki/Gustave_Eiffel"
-    assert len(searches(server)) == 2 and all(q["srlimit"] == "2" for q in searches(server))
-    assert sorted(p["titles"] for p in page_fetches(server)) == ["Eiffel Tower", "Gustave Eiffel"]
+    assert len(searches(server)) == 2 and all(q["gsrlimit"] == q["exlimit"] == "2" for q in searches(server))
 
 
 def test_other_topics(server: FakeServer) -> None:
@@ -172,12 +219,17 @@ def test_other_topics(server: FakeServer) -> None:
 
 def test_no_search_results_gives_no_evidence(server: FakeServer) -> None:
     assert retrieve(source_for(server), "Zorblax quintuple fnord.") == []
-    assert len(searches(server)) == 1 and page_fetches(server) == []
+    assert len(server.calls(API)) == 1
 
 
-def test_a_missing_page_is_skipped(server: FakeServer) -> None:
-    evidence = retrieve(source_for(server, pages=3), "Eiffel Tower replicas")
-    assert [e.title for e in evidence] == ["Eiffel Tower", "Gustave Eiffel"]  # the third hit has no page any more
+def test_a_redirect_carries_the_rank_of_its_target(server: FakeServer) -> None:
+    server.queue("GET", API, Response(quirk("generator-redirect.json")))
+    evidence = retrieve(source_for(server, pages=2), "Tour Eiffel")
+    # Eiffel Tower is listed first but has no index: the redirect "Tour Eiffel" (search hit 1) carries it.
+    assert [(e.title, e.url) for e in evidence] == [
+        ("Eiffel Tower", EIFFEL_URL),
+        ("Paris", "https://en.wikipedia.org/wiki/Paris"),
+    ]
 
 
 def test_lead_is_trimmed_at_a_sentence_end(server: FakeServer) -> None:
@@ -189,26 +241,21 @@ def test_lead_is_trimmed_at_a_sentence_end(server: FakeServer) -> None:
     )
 
 
-def test_url_falls_back_to_the_article_path_and_text_to_the_snippet(server: FakeServer) -> None:
-    def bare(request: Request) -> Response:
-        if params(request).get("prop"):
-            data = fixture("page-eiffel-tower")
-            page = data["query"]["pages"][0]
-            for key in ("fullurl", "canonicalurl", "editurl"):
-                del page[key]
-            page["extract"] = ""  # a wiki without the TextExtracts extension
-            return Response(data)
-        return mediawiki(request)
-
-    server.route("GET", API, bare)
+def test_a_wiki_without_textextracts_falls_back_to_snippets_and_the_article_path(server: FakeServer) -> None:
+    server.queue("GET", API, Response(quirk("generator-without-textextracts.json")))
     [evidence] = retrieve(source_for(server, language="fr"), "Eiffel Tower")
-    assert evidence.url == "https://fr.wikipedia.org/wiki/Eiffel_Tower"
+    assert evidence.url == "https://fr.wikipedia.org/wiki/Eiffel_Tower"  # no inprop=url either
     assert evidence.text.startswith("The Eiffel Tower ( EYE-fəl; French: Tour Eiffel [tuʁ ɛfɛl] ) is a wrought-iron")
     assert "<span" not in evidence.text
+    first, second = (params(r) for r in server.calls(API))
+    assert first["generator"] == "search"
+    assert (second["list"], second["srsearch"], second["maxlag"]) == ("search", "Eiffel Tower", "5")
 
 
 def test_helpers() -> None:
     assert strip_html('The <span class="searchmatch">Eiffel</span> &quot;Iron Lady&quot;') == 'The Eiffel "Iron Lady"'
+    assert strip_html("330&nbsp;m<br>tall &amp; <b>old</b>") == "330 m tall & old"
+    assert strip_html("<script>alert(1)</script>x < 5 and y<z") == "x < 5 and y<z"
     assert (
         wiki_url("en", "Eiffel Tower (Paris, Tennessee)")
         == "https://en.wikipedia.org/wiki/Eiffel_Tower_(Paris,_Tennessee)"
@@ -221,6 +268,63 @@ def test_helpers() -> None:
     assert len(trim_at_sentence("word " * 100, 50)) <= 50
 
 
+# --- etiquette: one request at a time, maxlag, a refused User-Agent -----------------------
+
+
+async def retrieve_many(source: WikipediaSource, n: int) -> list[Any]:
+    claims = [Claim(f"c{i}", f"claim {i}", queries=(f"Eiffel Tower {i}", f"Marie Curie {i}")) for i in range(n)]
+    return await asyncio.gather(*(source.retrieve(c) for c in claims), return_exceptions=True)
+
+
+@pytest.mark.parametrize(("options", "most"), [({}, 1), ({"concurrency": 3}, 3)])
+def test_one_request_at_a_time_per_host_by_default(server: FakeServer, options: dict[str, Any], most: int) -> None:
+    counter = InFlight(mediawiki, delay_s=0.05)
+    server.route("GET", API, counter)
+    results = asyncio.run(retrieve_many(source_for(server, **options), 4))
+    assert all(isinstance(r, list) and len(r) == 2 for r in results)
+    assert len(server.calls(API)) == 8 and counter.most == most
+
+
+def test_maxlag_is_honoured_after_the_servers_delay(server: FakeServer) -> None:
+    server.queue("GET", API, Response(quirk("maxlag.json"), headers={"Retry-After": "1", "X-Database-Lag": "6"}))
+    start = time.monotonic()
+    [evidence] = retrieve(source_for(server), "Eiffel Tower")
+    assert evidence.title == "Eiffel Tower"
+    assert len(server.calls(API)) == 2 and time.monotonic() - start >= 0.9
+
+
+def test_lasting_lag_is_a_source_error(server: FakeServer) -> None:
+    lagged = Response(quirk("maxlag.json"), headers={"Retry-After": "0"})
+    server.queue("GET", API, *[lagged] * (wikipedia_module.RETRIES + 1))
+    with pytest.raises(SourceError, match=r"API error maxlag: Waiting for 10\.64\.48\.35: 6 seconds lagged"):
+        retrieve(source_for(server), "Eiffel Tower")
+    assert len(server.calls(API)) == wikipedia_module.RETRIES + 1
+
+
+def test_a_refused_user_agent_names_the_setting_and_is_not_sent_again(server: FakeServer) -> None:
+    body = (QUIRKS / "403-user-agent.txt").read_bytes()
+    server.route("GET", API, lambda r: Response(raw=body, status=403, headers={"Content-Type": "text/plain"}))
+    results = asyncio.run(retrieve_many(source_for(server), 3))
+    assert len(server.calls(API)) == 1
+    for error in results:
+        assert isinstance(error, SourceError) and isinstance(error, ServiceRefusedError)
+        message = str(error)
+        assert "refused the User-Agent 'factcheck-agents/" in message
+        assert "Please set a user-agent and respect our robot policy" in message  # Wikimedia's own words
+        assert "user_agent" in message and UA_ENV in message
+    # Another User-Agent is another request: the operator fixed it.
+    server.route("GET", API, mediawiki)
+    assert len(retrieve(source_for(server, user_agent="fixed/1.0 (me@example.org)"), "Eiffel Tower")) == 1
+
+
+def test_another_403_is_an_ordinary_error(server: FakeServer) -> None:
+    server.queue("GET", API, Response({"error": {"code": "readapidenied", "info": "You need read permission."}}, 403))
+    with pytest.raises(SourceError, match=r"HTTP 403: You need read permission\.") as caught:
+        retrieve(source_for(server), "Eiffel Tower")
+    assert not isinstance(caught.value, ServiceRefusedError)
+    assert len(retrieve(source_for(server), "Eiffel Tower")) == 1
+
+
 # --- failures and retries -----------------------------------------------------------------
 
 
@@ -229,7 +333,7 @@ def test_rate_limit_is_retried_after_the_servers_delay(server: FakeServer) -> No
     lock = threading.Lock()
 
     def limited(request: Request) -> Response:
-        if params(request).get("list") == "search":
+        if params(request).get("generator") == "search":
             with lock:
                 times.append(time.monotonic())
                 if len(times) == 1:
@@ -262,7 +366,8 @@ def test_api_error_object_is_a_source_error(server: FakeServer) -> None:
 
 
 def test_slow_server_times_out(server: FakeServer, fast_retries: None) -> None:
-    server.queue("GET", API, *[Response(fixture("search-eiffel-tower"), delay_s=1.0)] * (wikipedia_module.RETRIES + 1))
+    slow = Response(fixture("generator-eiffel-tower"), delay_s=1.0)
+    server.queue("GET", API, *[slow] * (wikipedia_module.RETRIES + 1))
     start = time.monotonic()
     with pytest.raises(SourceError, match=r"timed out after 0\.3s"):
         retrieve(source_for(server, timeout_s=0.3), "Eiffel Tower")
@@ -272,7 +377,7 @@ def test_slow_server_times_out(server: FakeServer, fast_retries: None) -> None:
 
 def test_one_failed_query_does_not_lose_the_others(server: FakeServer) -> None:
     def half_broken(request: Request) -> Response:
-        if "broken" in params(request).get("srsearch", ""):
+        if "broken" in params(request).get("gsrsearch", ""):
             return Response({"error": "bad request"}, status=400)
         return mediawiki(request)
 
@@ -299,7 +404,7 @@ def test_real_requests_count_as_search_calls(server: FakeServer) -> None:
     recorder = UsageRecorder()
     with in_context(None, recorder):
         retrieve(source_for(server), "claim", "Eiffel Tower height", "Who designed the Eiffel Tower?")
-    assert recorder.search_calls == 3  # two searches and one page
+    assert recorder.search_calls == 2  # one request per query: search and lead sections together
     assert dict(recorder.cache_hits) == {}
 
 
@@ -314,9 +419,9 @@ def test_second_retrieve_is_served_from_the_cache(server: FakeServer, tmp_path: 
         second = retrieve(source, "Eiffel Tower")
     cache.close()
     assert second == first  # retrieved_at included: it says when the page was fetched
-    assert len(server.requests) == requests == 2
-    assert first_usage.search_calls == 2 and dict(first_usage.cache_hits) == {}
-    assert second_usage.search_calls == 0 and dict(second_usage.cache_hits) == {"wikipedia": 2}
+    assert len(server.requests) == requests == 1
+    assert first_usage.search_calls == 1 and dict(first_usage.cache_hits) == {}
+    assert second_usage.search_calls == 0 and dict(second_usage.cache_hits) == {"wikipedia": 1}
 
 
 def test_feeds_a_check(server: FakeServer, tmp_path: Path) -> None:
@@ -334,8 +439,8 @@ def test_feeds_a_check(server: FakeServer, tmp_path: Path) -> None:
     assert found.judgments[0].factuality is True
     assert found.judgments[0].evidence[0].url == EIFFEL_URL
     assert nothing.judgments[0].abstained and not nothing.verified  # no evidence: the verifier abstains
-    assert verdict.usage.search_calls == 3
-    assert again.usage.search_calls == 0 and again.usage.cache_hits == {"wikipedia": 3}
+    assert verdict.usage.search_calls == 2  # one request per claim
+    assert again.usage.search_calls == 0 and again.usage.cache_hits == {"wikipedia": 2}
 
 
 # --- options and registration -------------------------------------------------------------
@@ -350,13 +455,15 @@ def test_feeds_a_check(server: FakeServer, tmp_path: Path) -> None:
         {"api_url": "ftp://wiki.example.org/w/api.php"},
         {"api_url": "wiki.example.org/w/api.php"},
         {"pages": 0},
-        {"pages": 51},
+        {"pages": 21},  # TextExtracts gives at most 20 lead sections a request
         {"pages": True},
         {"max_queries": 0},
         {"max_chars": 0},
         {"timeout_s": 0},
         {"timeout_s": -1.0},
         {"concurrency": 0},
+        {"user_agent": ""},
+        {"user_agent": "my-checker/1.0\r\nX-Injected: 1"},
     ],
 )
 def test_bad_options_are_config_errors(options: dict[str, Any]) -> None:
@@ -370,6 +477,8 @@ def test_options_from_strings() -> None:
     assert WikipediaSource(language="de").endpoint == "https://de.wikipedia.org/w/api.php"
     with pytest.raises(ConfigError):
         WikipediaSource().configure(max_chars="0")
+    assert WikipediaSource().configure(user_agent="me/1.0 (me@example.org)").user_agent == "me/1.0 (me@example.org)"
+    assert WikipediaSource().concurrency == 1  # Wikimedia asks for one request at a time
 
 
 def test_registers_as_the_wikipedia_source() -> None:

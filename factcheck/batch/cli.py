@@ -1,4 +1,4 @@
-"""``factcheck batch INPUT -o OUT.jsonl``: check a corpus, resumably, within a budget.
+"""``factcheck batch INPUT --out OUT.jsonl``: check a corpus, resumably, within a budget.
 
 See docs/batch.md. Exit status: 0 when every document has a line in OUT, 3
 when a budget stopped the run with documents left, 130 when interrupted; a
@@ -21,13 +21,21 @@ from factcheck.batch.output import claim_output, prepare_output, settings_path
 from factcheck.batch.progress import BatchProgress, render_summary, summarise
 from factcheck.batch.runner import BatchResult, Budget, LocalEngine, Tally, run_batch
 from factcheck.cli import (
+    HelpOption,
     build_checker,
+    cache_flag,
+    config_flag,
+    corpus_flag,
     independence_flag,
     labels_flag,
     llm_base_url_flag,
     llm_model_flag,
     no_cache_flag,
+    option_flag,
+    profile_flag,
+    refresh_flag,
     scorer_flag,
+    source_flag,
 )
 from factcheck.errors import ConfigError, InputError
 from factcheck.pipeline import Checker
@@ -65,11 +73,19 @@ async def _run(
     )
 
 
-@click.command()
+@click.command(short_help="Check a corpus into one JSON line per document, resumably.")
 @click.argument("input_path", metavar="INPUT", type=click.Path(path_type=Path))
-@click.option("--out", "-o", type=click.Path(path_type=Path), required=True, help="Output JSON Lines file.")
-@click.option("--text-column", help="CSV column (or JSON Lines field) holding the text [default: text].")
-@click.option("--id-column", help="CSV column (or JSON Lines field) holding the id [default: id, else row number].")
+# No -o: that is --option KEY=VALUE in every command.
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="Output JSON Lines file.")
+@click.option(
+    "--text-column", cls=HelpOption, default_text="text", help="CSV column (or JSON Lines field) holding the text."
+)
+@click.option(
+    "--id-column",
+    cls=HelpOption,
+    default_text="id, else the row number",
+    help="CSV column (or JSON Lines field) holding the id.",
+)
 @click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="Documents in flight.")
 @click.option("--max-cost", type=click.FloatRange(min=0), help="Start no document once this many US dollars are spent.")
 @click.option(
@@ -78,22 +94,38 @@ async def _run(
 @click.option("--retry-failed", is_flag=True, help="Check again the documents whose line in OUT has an error.")
 @click.option("--report", type=click.Path(path_type=Path), help="Also write a self-contained HTML report here.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
-@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True)
-@click.option("--ray-address", help="Ray cluster to join (e.g. auto, ray://head:10001); default: start a local one.")
-@click.option("--ray-workers", type=click.IntRange(min=1), help="Ray workers [default: one per CPU of the cluster].")
-@click.option("--profile", help="Agent profile: offline (default) or paper.")
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="local: this process; ray: workers of a Ray cluster (the ray extra).",
+)
+@click.option(
+    "--ray-address",
+    cls=HelpOption,
+    default_text="start a local Ray instance",
+    help="Ray cluster to join, e.g. auto or ray://head:10001.",
+)
+@click.option(
+    "--ray-workers",
+    cls=HelpOption,
+    type=click.IntRange(min=1),
+    default_text="one per CPU of the cluster",
+    help="Ray workers.",
+)
+@profile_flag
 @scorer_flag
 @labels_flag
-@click.option(
-    "--option", "options", multiple=True, metavar="KEY=VALUE", help="Scorer or label-rule option (repeatable)."
-)
-@click.option("--corpus", type=click.Path(path_type=Path), help="JSONL file or folder searched by the corpus agent.")
-@click.option("--source", "sources", multiple=True, help="Add an agent with this source (repeatable).")
-@click.option("--config", type=click.Path(path_type=Path), help="Settings file (default: ./factcheck.toml).")
+@option_flag
+@corpus_flag
+@source_flag
+@config_flag
 @llm_base_url_flag
 @llm_model_flag
-@click.option("--cache", "cache_path", type=click.Path(path_type=Path), help="SQLite cache file.")
+@cache_flag
 @no_cache_flag
+@refresh_flag
 @independence_flag
 def batch(
     input_path: Path,

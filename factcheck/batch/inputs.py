@@ -239,11 +239,32 @@ class FolderInput(Input):
 
 
 def require_trafilatura() -> None:
-    """Fail with the install command when HTML input meets an installation without ``trafilatura``."""
+    """Fail with the install command when HTML input meets an installation without ``trafilatura``,
+    and with what went wrong when it is installed but cannot be imported."""
     try:
         import trafilatura  # noqa: F401
-    except ImportError:
-        raise ConfigError(f"reading HTML pages needs trafilatura: {BATCH_EXTRA}") from None
+    except ImportError as exc:
+        if exc.name == "trafilatura":
+            raise ConfigError(f"reading HTML pages needs trafilatura: {BATCH_EXTRA}") from None
+        # Installing the extra again would change nothing: name what actually failed.
+        raise ConfigError(
+            f"reading HTML pages needs trafilatura, which is installed but cannot be imported: {_import_failure(exc)}"
+        ) from None
+
+
+def _import_failure(exc: ImportError) -> str:
+    """What failed while importing a package: a module that is not installed, else the module
+    that raised (found in the traceback) and its message."""
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        return f"{exc.name} is not installed ({exc})"
+    raising = None
+    tb = exc.__traceback__
+    while tb is not None:
+        module = tb.tb_frame.f_globals.get("__name__")
+        if isinstance(module, str) and not module.startswith(("importlib", "factcheck.")):
+            raising = module  # the innermost frame outside the import machinery and this module
+        tb = tb.tb_next
+    return f"importing {raising or exc.name or 'it'} failed: {exc}"
 
 
 def html_main_text(page: bytes | str) -> tuple[str, str | None]:

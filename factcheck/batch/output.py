@@ -60,8 +60,10 @@ def claim_output(out: Path, settings: dict[str, Any]) -> None:
     and one written with other settings; record the settings for the next run."""
     sidecar = settings_path(out)
     if out.exists() and out.stat().st_size and not sidecar.exists():
-        raise InputError(f"{out} exists and was not written by factcheck batch (no {sidecar.name}); choose another -o")
-    guard_settings(sidecar, settings, out, "use another -o, or delete both files to start over")
+        raise InputError(
+            f"{out} exists and was not written by factcheck batch (no {sidecar.name}); choose another --out"
+        )
+    guard_settings(sidecar, settings, out, "use another --out, or delete both files to start over")
 
 
 def prepare_output(out: Path, *, retry_failed: bool) -> set[str]:

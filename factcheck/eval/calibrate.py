@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from factcheck.cli import HelpOption
 from factcheck.errors import InputError
 from factcheck.eval.metrics import accuracy, bootstrap_ci
 from factcheck.jsonl import read_records
@@ -56,13 +57,31 @@ def cross_validate(
     return {name: (accuracy(gold, p), bootstrap_ci(gold, p, accuracy)) for name, p in predicted.items()}
 
 
-@click.command()
+@click.command(short_help="Learn each agent's trust from labelled recorded checks.")
 @click.argument("judgments", metavar="JUDGMENTS.jsonl")
-@click.option("--out", type=click.Path(path_type=Path), default="trust.json", show_default=True)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default="trust.json",
+    show_default=True,
+    help="Where to write the trust file (for --trust, or -o trust=FILE).",
+)
 @click.option("--rate", type=click.FloatRange(0, 1), default=0.1, show_default=True, help="PAMAS eq. 15 learning rate.")
 @click.option("--cv", type=click.IntRange(min=2), help="Also report K-fold cross-validated accuracy.")
-@click.option("--weighting", type=click.Choice(WEIGHTINGS), default="log_odds", show_default=True)
-@click.option("--groups", default=DEFAULT_GROUPS, show_default=True, help="pamas coordinator groups.")
+@click.option(
+    "--weighting",
+    type=click.Choice(WEIGHTINGS),
+    default="log_odds",
+    show_default=True,
+    help="Agent weight used by --cv's pamas: log_odds (log of the accuracy odds) or pamas (PAMAS eq. 15).",
+)
+@click.option(
+    "--groups",
+    cls=HelpOption,
+    default=DEFAULT_GROUPS,
+    default_text=DEFAULT_GROUPS or "every agent its own coordinator",
+    help="pamas coordinator groups for --cv, e.g. retrieval=web,wikipedia;model=selfcheck.",
+)
 def calibrate(judgments: str, out: Path, rate: float, cv: int | None, weighting: str, groups: str) -> None:
     """Learn each agent's trust from labelled recorded checks (each line's `gold`, or a claim's own)."""
     records = [r for _, r in read_records(judgments)]

@@ -15,7 +15,21 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from factcheck.cli import independence_flag, llm_base_url_flag, llm_model_flag, llm_overrides, no_cache_flag
+from factcheck.cli import (
+    HelpOption,
+    config_flag,
+    corpus_flag,
+    independence_flag,
+    key_value_pairs,
+    llm_base_url_flag,
+    llm_model_flag,
+    llm_overrides,
+    no_cache_flag,
+    profile_flag,
+    registered,
+    scoring_options,
+    scoring_trust_flag,
+)
 from factcheck.errors import ConfigError, InputError
 from factcheck.eval.datasets import Dataset, EvalItem, load_dataset
 from factcheck.eval.metrics import false_consensus_rate
@@ -24,6 +38,7 @@ from factcheck.eval.runner import (
     JUDGMENTS,
     attach_gold,
     check_items,
+    check_specs,
     cost_per_claim,
     given_evidence_checker,
     parse_specs,
@@ -32,18 +47,27 @@ from factcheck.eval.runner import (
 )
 from factcheck.jsonl import read_records
 from factcheck.options import parse_option_pairs
+from factcheck.paths import SHARED_DATA_ENV, shared_data_dir
 from factcheck.pipeline import Checker
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.resume import checker_fingerprint, guard_settings, read_done
 from factcheck.trust import claim_cases
 
-DEFAULT_DATA = Path("..") / "shared" / "data"
 DEFAULT_SCORERS = "mafc,mafc:bounds=reference,average,average:remap=false,normsum,majority"
 
 
-@click.command(name="eval")
+data_dir_flag = click.option(
+    "--data-dir",
+    cls=HelpOption,
+    type=click.Path(file_okay=False, path_type=Path),
+    default_text=f"${SHARED_DATA_ENV}, else ../shared/data beside the working directory or this checkout",
+    help="The shared evaluation data folder.",
+)
+
+
+@click.command(name="eval", short_help="Check a dataset once, then compare every scorer on it.")
 @click.argument("dataset")
-@click.option("--data-dir", type=click.Path(path_type=Path), default=DEFAULT_DATA, show_default=True)
+@data_dir_flag
 @click.option(
     "--dataset-option",
     "dataset_options",
@@ -51,9 +75,9 @@ DEFAULT_SCORERS = "mafc,mafc:bounds=reference,average,average:remap=false,normsu
     metavar="KEY=VALUE",
     help="Reader option, e.g. seed=3 or size=150 (scifact-mixed-random), split=test (liar).",
 )
-@click.option("--profile", help="Agent profile for checking (default: settings, else offline).")
-@click.option("--config", type=click.Path(path_type=Path), help="Settings file (default: ./factcheck.toml).")
-@click.option("--corpus", type=click.Path(path_type=Path), help="Corpus for the corpus agent.")
+@profile_flag
+@config_flag
+@corpus_flag
 @click.option(
     "--mode",
     type=click.Choice(["retrieve", "given"]),
@@ -64,18 +88,29 @@ DEFAULT_SCORERS = "mafc,mafc:bounds=reference,average,average:remap=false,normsu
 @click.option("--extract", is_flag=True, help="Split texts with the claim extractor instead of the dataset's claims.")
 @click.option(
     "--scorers",
+    cls=HelpOption,
+    names=registered("scorers"),
     default=DEFAULT_SCORERS,
     show_default=True,
-    help="Comma list; a scorer may carry options: average:remap=false.",
+    help="Comma list of scorers ({names}); a scorer may carry options: average:remap=false.",
 )
-@click.option("--labels", "label_rules", default="threshold", show_default=True, help="Comma list of label rules.")
+@click.option(
+    "--labels",
+    "label_rules",
+    cls=HelpOption,
+    names=registered("label_rules"),
+    default="threshold",
+    show_default=True,
+    help="Comma list of label rules ({names}).",
+)
 @click.option(
     "--option",
     "-o",
     "options",
     multiple=True,
     metavar="KEY=VALUE",
-    help="Option for every scorer / label rule that has it (repeatable).",
+    callback=key_value_pairs,
+    help="Option for every scorer or label rule that has it (repeatable).",
 )
 @click.option(
     "--judgments",
@@ -88,7 +123,13 @@ DEFAULT_SCORERS = "mafc,mafc:bounds=reference,average,average:remap=false,normsu
     help="Build each text from claim judgments recorded in this file (matched by claim text), "
     "e.g. the MAFC authors' for scifact-mixed-random.",
 )
-@click.option("--out", type=click.Path(path_type=Path), help="Output folder (default: factcheck-eval/DATASET).")
+@click.option(
+    "--out",
+    cls=HelpOption,
+    type=click.Path(path_type=Path),
+    default_text="factcheck-eval/DATASET",
+    help="Output folder; a run resumes there only with the same settings.",
+)
 @click.option("--limit", type=click.IntRange(min=1), help="Check only the first N texts.")
 @click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="Texts checked at once.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap resampling.")
@@ -96,15 +137,10 @@ DEFAULT_SCORERS = "mafc,mafc:bounds=reference,average,average:remap=false,normsu
 @llm_model_flag
 @no_cache_flag
 @independence_flag
-@click.option(
-    "--trust",
-    "trust_file",
-    type=click.Path(exists=True, path_type=Path),
-    help="Trust file for trust-aware scorers (pamas): the same as -o trust=FILE.",
-)
+@scoring_trust_flag
 def eval_command(
     dataset: str,
-    data_dir: Path,
+    data_dir: Path | None,
     dataset_options: tuple[str, ...],
     profile: str | None,
     config: Path | None,
@@ -128,13 +164,19 @@ def eval_command(
 ) -> None:
     """Evaluate on DATASET: check its texts once into judgments.jsonl, then score them with
     every scorer x label rule and write report.md, report.json and plots."""
-    data = load_dataset(dataset, data_dir, **parse_option_pairs(dataset_options))
-    items = data.items[:limit] if limit else data.items
+    # Every argument is checked before the data is read or a text is checked: a typo in
+    # --scorers must not wait for (or be hidden by) a missing data folder or an hour's run.
+    if judgments is not None and replay is not None:
+        raise ConfigError("give --judgments or --replay, not both")
     specs, rules = parse_specs(scorers), [r.strip() for r in label_rules.split(",") if r.strip()]
     if not specs or not rules:
         raise ConfigError("give at least one scorer (--scorers) and one label rule (--labels)")
-    if judgments is not None and replay is not None:
-        raise ConfigError("give --judgments or --replay, not both")
+    scoring = scoring_options(options, trust_file)
+    check_specs(specs, rules, scoring)
+    reader_options = parse_option_pairs(dataset_options)
+
+    data = load_dataset(dataset, data_dir or shared_data_dir(), **reader_options)
+    items = data.items[:limit] if limit else data.items
     out = out or Path("factcheck-eval") / dataset
     out.mkdir(parents=True, exist_ok=True)
     err = Console(stderr=True)
@@ -162,15 +204,12 @@ def eval_command(
     if not records:
         raise InputError("no texts to score")
 
-    scoring_options = parse_option_pairs(options)
-    if trust_file is not None:
-        scoring_options.setdefault("trust", str(trust_file))
     rows, claim_scores = score_rows(
         records,
         data.labels,
         specs,
         rules,
-        scoring_options,
+        scoring,
         seed=seed,
         independence=0.5 if independence == "merge" else None,
     )
@@ -253,15 +292,15 @@ def _print_table(dataset: str, rows: Any, texts: int, cost: dict[str, float]) ->
     )
 
 
-@click.command(name="import-mafc")
+@click.command(name="import-mafc", short_help="Write the MAFC authors' saved judgments as project JSON lines.")
 @click.argument("out_dir", type=click.Path(path_type=Path))
-@click.option("--data-dir", type=click.Path(path_type=Path), default=DEFAULT_DATA, show_default=True)
-def import_mafc(out_dir: Path, data_dir: Path) -> None:
+@data_dir_flag
+def import_mafc(out_dir: Path, data_dir: Path | None) -> None:
     """Write the MAFC authors' saved gpt-4o judgments as project JSON lines
     (OUT_DIR/scifact-binary.jsonl, OUT_DIR/scifact-mixed.jsonl) for --judgments."""
     from factcheck.eval import mafc
 
-    for path, count in mafc.write_all(data_dir, out_dir):
+    for path, count in mafc.write_all(data_dir or shared_data_dir(), out_dir):
         click.echo(f"wrote {count} texts to {path}")
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from factcheck.errors import ConfigError, InputError
 from factcheck.jsonl import read_records
+from factcheck.paths import SHARED_DATA_ENV
 from factcheck.types import Evidence, Label
 
 
@@ -92,11 +93,14 @@ _SPAN_TAG = re.compile(r"</?span\b[^>]*>")
 _PAGE_MARKER = re.compile(r"\[\[(.+?)\]\]")
 
 
+DATA_HINT = f"give it with --data-dir or {SHARED_DATA_ENV}"
+
+
 def _data_file(data_dir: Path, relative: str) -> Path:
     """``data_dir / relative``, or InputError naming it: a reader fails at once, not part-way through."""
     path = data_dir / relative
     if not path.is_file():
-        raise InputError(f"missing data file {path} (is {data_dir} the shared data folder?)")
+        raise InputError(f"missing data file {path} (is {data_dir} the shared data folder? {DATA_HINT})")
     return path
 
 

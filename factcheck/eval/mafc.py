@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from factcheck.errors import InputError
-from factcheck.eval.datasets import load_dataset
+from factcheck.eval.datasets import DATA_HINT, load_dataset
 from factcheck.eval.runner import item_claims, record, replay_records
 from factcheck.types import ClaimVerdict, Judgment, TextVerdict
 
@@ -42,7 +42,7 @@ def scifact_binary(data_dir: Path) -> list[dict[str, Any]]:
     items = load_dataset("scifact-binary", data_dir).items
     csv_path = data_dir / "ito_mafc" / "results_scifact" / "weighted_score_save_dir.csv"
     if not csv_path.is_file():
-        raise InputError(f"missing data file {csv_path}")
+        raise InputError(f"missing data file {csv_path} (is {data_dir} the shared data folder? {DATA_HINT})")
     with csv_path.open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     if len(rows) != len(items):

@@ -145,8 +145,14 @@ def replay_records(items: Sequence[EvalItem], judged: Iterable[dict[str, Any]]) 
 
 
 def attach_gold(records: Iterable[dict[str, Any]], dataset: Dataset | None) -> list[dict[str, Any]]:
-    """Give each record a ``gold`` label: its own, else the dataset's by id, else by exact text."""
+    """Give each record a ``gold`` label: its own, else the dataset's by id, else by exact text;
+    the records in the dataset's order (those it does not hold last, by id).
+
+    ``judgments.jsonl`` holds texts in the order they finished; the bootstrap resamples by
+    position, so only a fixed order makes its intervals the same from run to run.
+    """
     items = dataset.items if dataset else ()
+    position = {item.id: number for number, item in enumerate(items)}
     by_id = {item.id: item for item in items}
     # Records may name an item by the dataset's own key: a SciFact dev id, a row index.
     for item in items:
@@ -154,15 +160,16 @@ def attach_gold(records: Iterable[dict[str, Any]], dataset: Dataset | None) -> l
             if key in item.meta:
                 by_id.setdefault(str(item.meta[key]), item)
     by_text = {item.text: item for item in items}
-    out = []
+    keyed = []
     for number, data in enumerate(records, 1):
+        found = by_id.get(str(data.get("id"))) or by_text.get(str(data.get("text")))
         if data.get("gold") is None:
-            found = by_id.get(str(data.get("id"))) or by_text.get(str(data.get("text")))
             if found is None:
                 raise InputError(f"judgments line {number}: no 'gold' field and no dataset item with its id or text")
             data = {**data, "gold": str(found.gold)}
-        out.append(data)
-    return out
+        keyed.append(((position[found.id] if found else len(items), str(data.get("id", ""))), data))
+    keyed.sort(key=lambda pair: pair[0])  # stable: records of one text keep their order
+    return [data for _, data in keyed]
 
 
 @dataclass(frozen=True)
@@ -225,6 +232,14 @@ def score_rows(
                 claim_scores[str(spec)] = (scores, outcomes)
             rows.append(Row(str(spec), rule_name, metrics))
     return rows, claim_scores
+
+
+def check_specs(specs: Sequence[ScorerSpec], rules: Sequence[str], options: Mapping[str, str]) -> None:
+    """Raise ConfigError for an unknown scorer, label rule or option, or a bad option value,
+    as scoring would, but before any text is checked."""
+    for spec in specs:
+        for rule in rules:
+            resolve_scoring_lenient(spec, rule, _scoring_options(spec, options, levels=3))
 
 
 def resolve_scoring_lenient(spec: ScorerSpec, rule: str, options: dict[str, Any]) -> tuple[Any, Any]:

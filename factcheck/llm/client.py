@@ -9,23 +9,48 @@ The ``openai`` client does the retrying: ``max_retries`` attempts with
 exponential backoff and jitter, honouring ``Retry-After`` on 429 and retrying
 5xx and connection errors. Every call has a time-out; calls to one endpoint
 share a concurrency limit.
+
+Servers differ, and this module absorbs the differences so components need not:
+
+- JSON mode (``response_format``) is asked for where a component wants JSON; a
+  server that rejects it is asked again without, and remembered.
+- Reasoning models (o1, o3, o4-mini, gpt-5) accept only their default
+  temperature and take ``max_completion_tokens``: known names are sent neither
+  ``temperature`` nor ``max_tokens``, and any other model whose server answers
+  400 naming one of those parameters is asked again without it, remembered
+  per endpoint and model for the life of the process.
+- An error quotes the server's own message, status and request id. A rejected
+  key or an unknown model (HTTP 401, 403, 404) is a :class:`LLMRefusedError`:
+  the rest of the check does not ask that model again.
+- A server that sends no ``usage`` gets its tokens estimated (about four
+  characters a token) and the call is counted as estimated; a call cut off by
+  a time-out or cancellation is counted with its prompt.
 """
 
 from __future__ import annotations
 
+import asyncio
+import math
 import os
+import re
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from factcheck.cache import cached
-from factcheck.errors import ConfigError, LLMError, MissingKeyError
+from factcheck.errors import ConfigError, LLMError, LLMRefusedError, MissingKeyError
 from factcheck.net import host_limit, tls_context
-from factcheck.usage import record_llm
+from factcheck.usage import record_llm, record_note, refusal, refuse
 
 OPENAI_URL = "https://api.openai.com/v1"
-CLIENT_VERSION = "llm-1"  # part of every cache key: bump when request shaping changes
+CLIENT_VERSION = "llm-2"  # part of every cache key: bump when request shaping changes
+CHARS_PER_TOKEN = 4  # OpenAI's rule of thumb for English, used only when a server reports no usage
+MESSAGE_OVERHEAD_TOKENS = 4  # role and separators each message adds in chat formats
+# Reasoning models that accept only their default temperature and want max_completion_tokens (OpenAI's docs).
+REASONING_MODEL = re.compile(r"^(o\d+(-.*)?|gpt-5(?!-chat).*)$")
+REFUSED_STATUSES = {401, 402, 403, 404}  # no retry within a check will fix a key, credit or model name
 
 
 @dataclass(frozen=True)
@@ -38,6 +63,7 @@ class LLMSettings:
     timeout_s: float = 60.0
     max_retries: int = 3
     max_concurrency: int = 8
+    json_mode: bool = True
     prices: Mapping[str, Mapping[str, float]] = field(
         default_factory=lambda: {
             "gpt-4o": {"input": 2.5, "output": 10.0},
@@ -98,11 +124,12 @@ current_llm_settings: ContextVar[LLMSettings | None] = ContextVar("factcheck_llm
 
 @dataclass(frozen=True)
 class LLMAnswer:
-    """The text of one completion and its token counts."""
+    """The text of one completion and its token counts (``estimated`` when the server sent none)."""
 
     text: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    estimated: bool = False
 
 
 def resolve(model: str | None = None, base_url: str | None = None) -> LLMSettings:
@@ -111,9 +138,146 @@ def resolve(model: str | None = None, base_url: str | None = None) -> LLMSetting
     return replace(settings, model=model or settings.model, base_url=base_url or settings.base_url)
 
 
-async def _complete(settings: LLMSettings, messages: Sequence[Mapping[str, str]], temperature: float) -> dict[str, Any]:
+def service_name(settings: LLMSettings) -> str:
+    """How refusals of this endpoint and model are remembered within a check."""
+    return f"llm:{settings.base_url}:{settings.model}"
+
+
+def ensure_usable(model: str | None = None, base_url: str | None = None) -> None:
+    """Raise before any work if the model cannot be asked: MissingKeyError without a key,
+    LLMRefusedError if it already refused for good in this check (the extractor found a bad model name)."""
+    settings = resolve(model, base_url)
+    settings.api_key()
+    if (reason := refusal(service_name(settings))) is not None:
+        raise LLMRefusedError(reason)
+
+
+# What each endpoint and model turned out not to accept, learned from its 400s: "temperature", "max_tokens",
+# "response_format". Process-wide, so a batch or a server learns it once.
+_unsupported: dict[tuple[str, str], set[str]] = {}
+_unsupported_lock = threading.Lock()
+
+
+def _is_reasoning_model(model: str) -> bool:
+    return bool(REASONING_MODEL.match(model.rsplit("/", 1)[-1].lower()))  # "openai/o3-mini" through a router
+
+
+def unsupported_parameters(settings: LLMSettings) -> set[str]:
+    """The request parameters this endpoint's model does not take (documented or learned)."""
+    with _unsupported_lock:
+        learned = set(_unsupported.get((settings.base_url, settings.model), set()))
+    if _is_reasoning_model(settings.model):
+        learned |= {"temperature", "max_tokens"}
+    return learned
+
+
+def _learn_unsupported(settings: LLMSettings, parameter: str) -> None:
+    with _unsupported_lock:
+        _unsupported.setdefault((settings.base_url, settings.model), set()).add(parameter)
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens in ``text`` by the four-characters rule (used only when the server reports none)."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def _prompt_estimate(messages: Sequence[Mapping[str, str]]) -> int:
+    return sum(estimate_tokens(str(m.get("content", ""))) + MESSAGE_OVERHEAD_TOKENS for m in messages)
+
+
+def provider_message(body: object) -> str:
+    """The server's own words from an error body: OpenAI/llama.cpp ``error.message``, Ollama's
+    ``error`` string, vLLM's top-level ``message``, or the start of a text body."""
+    if isinstance(body, Mapping):
+        error = body.get("error", body)
+        if isinstance(error, Mapping):
+            error = error.get("message") or error.get("detail") or ""
+        if not error and isinstance(body.get("message"), str):
+            error = body["message"]
+        text = str(error or "")
+    else:
+        text = str(body or "")
+    text = " ".join(text.split())
+    return text[:300] + ("..." if len(text) > 300 else "")
+
+
+def _status_error(settings: LLMSettings, exc: Any) -> LLMError:
+    """An LLMError that says what the server said: status, its message and the request id."""
+    message = provider_message(exc.body)
+    request_id = getattr(exc, "request_id", None)
+    text = f"LLM at {settings.base_url} (model {settings.model}): HTTP {exc.status_code}"
+    text += f": {message}" if message else ""
+    text += f" [request {request_id}]" if request_id else ""
+    lasting = exc.status_code in REFUSED_STATUSES or getattr(exc, "code", None) in {
+        "model_not_found",
+        "invalid_api_key",
+        "insufficient_quota",
+    }
+    return LLMRefusedError(text) if lasting else LLMError(text)
+
+
+def _rejected_parameter(exc: Any, sent: Mapping[str, Any]) -> str | None:
+    """Which optional parameter a 400 says the model does not take, if it names one we sent."""
+    param = str(getattr(exc, "param", None) or "")
+    message = provider_message(exc.body).lower()
+    for name in ("temperature", "max_tokens", "response_format"):
+        if name in sent and (param.startswith(name) or name in message):
+            return name
+    if "response_format" in sent and "json_object" in message:
+        return "response_format"
+    return None
+
+
+def _request(
+    settings: LLMSettings,
+    messages: Sequence[Mapping[str, str]],
+    temperature: float,
+    max_tokens: int | None,
+    json_mode: bool,
+    skip: set[str],
+) -> dict[str, Any]:
+    params: dict[str, Any] = {"model": settings.model, "messages": list(messages)}
+    if "temperature" not in skip:
+        params["temperature"] = temperature
+    if max_tokens is not None:
+        params["max_tokens" if "max_tokens" not in skip else "max_completion_tokens"] = max_tokens
+    if json_mode and settings.json_mode and "response_format" not in skip:
+        params["response_format"] = {"type": "json_object"}
+    return params
+
+
+async def _create(client: Any, settings: LLMSettings, build: Callable[[set[str]], dict[str, Any]]) -> Any:
+    """The completion, asking again without each parameter the server rejects (each learned once)."""
     import openai
 
+    while True:
+        skip = unsupported_parameters(settings)
+        params = build(skip)
+        try:
+            async with host_limit(settings.base_url, settings.max_concurrency):
+                return await client.chat.completions.create(**params)
+        except openai.BadRequestError as exc:
+            rejected = _rejected_parameter(exc, params)
+            if rejected is None or rejected in skip:
+                raise
+            _learn_unsupported(settings, rejected)
+            if rejected == "temperature":
+                record_note(f"model {settings.model} takes only its default temperature: sent without one")
+
+
+async def _complete(
+    settings: LLMSettings,
+    messages: Sequence[Mapping[str, str]],
+    temperature: float,
+    max_tokens: int | None,
+    json_mode: bool,
+    validate: Callable[[str], object] | None,
+) -> dict[str, Any]:
+    import openai
+
+    service = service_name(settings)
+    if (reason := refusal(service)) is not None:
+        raise LLMRefusedError(reason)
     client = openai.AsyncOpenAI(
         base_url=settings.base_url,
         api_key=settings.api_key(),
@@ -121,33 +285,79 @@ async def _complete(settings: LLMSettings, messages: Sequence[Mapping[str, str]]
         max_retries=settings.max_retries,
         http_client=openai.DefaultAsyncHttpxClient(verify=tls_context()),
     )
+
+    def build(skip: set[str]) -> dict[str, Any]:
+        return _request(settings, messages, temperature, max_tokens, json_mode, skip)
+
+    def count_unanswered() -> None:  # the prompt was sent and may be billed
+        prompt = _prompt_estimate(messages)
+        record_llm(prompt, 0, settings.cost(settings.model, prompt, 0), estimated=True)
+
     try:
-        async with host_limit(settings.base_url, settings.max_concurrency):
-            response = await client.chat.completions.create(
-                model=settings.model,
-                messages=list(messages),  # type: ignore[arg-type]
-                temperature=temperature,
-            )
+        response = await _create(client, settings, build)
     except openai.APITimeoutError:
+        count_unanswered()
         raise LLMError(f"LLM at {settings.base_url} timed out after {settings.timeout_s:g}s") from None
+    except asyncio.CancelledError:
+        count_unanswered()
+        raise
     except openai.APIStatusError as exc:
-        raise LLMError(f"LLM at {settings.base_url}: HTTP {exc.status_code}") from None
+        error = _status_error(settings, exc)
+        if isinstance(error, LLMRefusedError):
+            refuse(service, str(error))
+        raise error from None
     except openai.APIError as exc:
         raise LLMError(f"LLM at {settings.base_url}: {type(exc).__name__}: {exc}") from None
     finally:
         await client.close()
-    if not response.choices or response.choices[0].message.content is None:
-        raise LLMError(f"LLM at {settings.base_url} returned no message")
+    return _read_response(settings, messages, response, validate)
+
+
+def _read_response(
+    settings: LLMSettings,
+    messages: Sequence[Mapping[str, str]],
+    response: Any,
+    validate: Callable[[str], object] | None,
+) -> dict[str, Any]:
+    """Count the call, then the answer's text; LLMError naming a refusal, a cut-off or an unusable answer."""
+    choice = response.choices[0] if response.choices else None
+    message = choice.message if choice is not None else None
+    text = (message.content if message is not None else None) or ""
     usage = response.usage
-    prompt, completion = (usage.prompt_tokens, usage.completion_tokens) if usage else (0, 0)
-    record_llm(prompt, completion, settings.cost(settings.model, prompt, completion))
-    return {"text": response.choices[0].message.content, "prompt_tokens": prompt, "completion_tokens": completion}
+    estimated = usage is None or not (usage.prompt_tokens or usage.completion_tokens)
+    if estimated:
+        prompt, completion = _prompt_estimate(messages), estimate_tokens(text)
+    else:
+        prompt, completion = usage.prompt_tokens or 0, usage.completion_tokens or 0
+    record_llm(prompt, completion, settings.cost(settings.model, prompt, completion), estimated=estimated)
+
+    where = f"LLM at {settings.base_url} (model {settings.model})"
+    finish = getattr(choice, "finish_reason", None)
+    if message is not None and getattr(message, "refusal", None):
+        raise LLMError(f"{where} refused to answer: {provider_message(message.refusal)}")
+    if finish == "content_filter":
+        raise LLMError(f"{where}: the answer was withheld by the provider's content filter")
+    if not text.strip():
+        cut = " (cut off at the token limit: finish_reason 'length'; raise max_tokens)" if finish == "length" else ""
+        raise LLMError(f"{where} returned no answer{cut}")
+    if validate is not None:
+        try:
+            validate(text)
+        except LLMError as exc:
+            if finish == "length":
+                raise LLMError(
+                    f"{exc} (cut off at the token limit: finish_reason 'length'; raise max_tokens)"
+                ) from None
+            raise
+    return {"text": text, "prompt_tokens": prompt, "completion_tokens": completion, "estimated": estimated}
 
 
 async def chat(
     messages: Sequence[Mapping[str, str]],
     *,
     temperature: float = 0.0,
+    max_tokens: int | None = None,
+    json_mode: bool = False,
     model: str | None = None,
     base_url: str | None = None,
     sample: int = 0,
@@ -156,10 +366,12 @@ async def chat(
 ) -> LLMAnswer:
     """One chat completion. Identical requests are answered from the cache.
 
-    ``sample`` tells apart deliberately repeated requests (several samples at
-    temperature 1); ``cache_as`` replaces the messages in the cache key (a prompt
-    holding a random fence nonce is cached by what it asks instead); an answer
-    ``validate(text)`` rejects is not cached.
+    ``json_mode`` asks for a JSON object (``response_format``) where the server
+    supports it; ``max_tokens`` caps the answer. ``sample`` tells apart
+    deliberately repeated requests (several samples at temperature 1);
+    ``cache_as`` replaces the messages in the cache key (a prompt holding a
+    random fence nonce is cached by what it asks instead); an answer
+    ``validate(text)`` rejects is an LLMError and is not cached.
     """
     settings = resolve(model, base_url)
     request = {
@@ -167,8 +379,14 @@ async def chat(
         "model": settings.model,
         "messages": list(messages) if cache_as is None else dict(cache_as),
         "temperature": temperature,
+        "max_tokens": max_tokens,
         "sample": sample,
     }
-    check = (lambda data: validate(data["text"])) if validate is not None else None
-    data = await cached("llm", CLIENT_VERSION, request, lambda: _complete(settings, messages, temperature), check)
-    return LLMAnswer(data["text"], data.get("prompt_tokens", 0), data.get("completion_tokens", 0))
+
+    def compute() -> Any:
+        return _complete(settings, messages, temperature, max_tokens, json_mode, validate)
+
+    data = await cached("llm", CLIENT_VERSION, request, compute)
+    return LLMAnswer(
+        data["text"], data.get("prompt_tokens", 0), data.get("completion_tokens", 0), bool(data.get("estimated"))
+    )

@@ -9,21 +9,61 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import click
 
+from factcheck.cli import HelpOption, config_flag, profiles
 from factcheck.errors import ConfigError
 from factcheck.plugins.hookspecs import hookimpl
 
 log = logging.getLogger("factcheck.server")
+LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
-@click.command()
+def configure_logging(level: str, stream: IO[str] | None = None) -> logging.Handler:
+    """Log to standard error (or ``stream``) at ``level``; the handler added.
+
+    The level is set on the handler too, not only on the root logger: a library that
+    sets its own logger to DEBUG (bm25s does) would otherwise print every debug line.
+    """
+    handler = logging.StreamHandler(stream)
+    handler.setLevel(level.upper())
+    handler.setFormatter(logging.Formatter("%(levelname)s:     %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.setLevel(level.upper())
+    root.addHandler(handler)
+    return handler
+
+
+def _server_default(field: str, variable: str) -> Callable[[], str]:
+    """The help's default of a server limit: its variable, else ServerSettings' own default."""
+
+    def text() -> str:
+        from factcheck.server.settings import ServerSettings
+
+        return f"${variable}, else {getattr(ServerSettings, field):g}"
+
+    return text
+
+
+@click.command(short_help="Serve the HTTP API for browser extensions.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
-@click.option("--profile", help="Default agent profile (a request may name another).")
-@click.option("--config", type=click.Path(path_type=Path), help="Settings file (default: ./factcheck.toml).")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8000,
+    show_default=True,
+    help="Port to listen on (0: any free one).",
+)
+@click.option(
+    "--profile",
+    cls=HelpOption,
+    names=profiles,
+    default_text="as factcheck check",
+    help="Default agent profile ({names}); a request may name another.",
+)
+@config_flag
 @click.option(
     "--cors-origin",
     "cors_origins",
@@ -35,10 +75,35 @@ log = logging.getLogger("factcheck.server")
     is_flag=True,
     help="Serve without API keys on a non-loopback address (anyone who reaches it spends your provider keys).",
 )
-@click.option("--max-text-chars", type=click.IntRange(min=1), help="Longest text accepted (413 above; default 20000).")
-@click.option("--rate-per-minute", type=click.FloatRange(min=0), help="Requests per minute per caller; 0 = off (60).")
-@click.option("--rate-burst", type=click.IntRange(min=1), help="Requests a caller may send at once (default 10).")
-@click.option("--deadline", "deadline_s", type=click.FloatRange(min=0, min_open=True), help="Seconds per check (30).")
+@click.option(
+    "--max-text-chars",
+    cls=HelpOption,
+    type=click.IntRange(min=1),
+    default_text=_server_default("max_text_chars", "FACTCHECK_MAX_TEXT_CHARS"),
+    help="Longest text accepted (413 above).",
+)
+@click.option(
+    "--rate-per-minute",
+    cls=HelpOption,
+    type=click.FloatRange(min=0),
+    default_text=_server_default("rate_per_minute", "FACTCHECK_RATE_PER_MINUTE"),
+    help="Requests per minute per caller; 0 = off.",
+)
+@click.option(
+    "--rate-burst",
+    cls=HelpOption,
+    type=click.IntRange(min=1),
+    default_text=_server_default("rate_burst", "FACTCHECK_RATE_BURST"),
+    help="Requests a caller may send at once.",
+)
+@click.option(
+    "--deadline",
+    "deadline_s",
+    cls=HelpOption,
+    type=click.FloatRange(min=0, min_open=True),
+    default_text=_server_default("deadline_s", "FACTCHECK_DEADLINE_S"),
+    help="Seconds per check; then what is done is answered, marked partial.",
+)
 @click.option(
     "--forwarded-allow-ips",
     envvar="FORWARDED_ALLOW_IPS",
@@ -46,7 +111,13 @@ log = logging.getLogger("factcheck.server")
     show_default=True,
     help="Proxies whose X-Forwarded-For / -Proto are trusted (comma list, or * behind a private proxy).",
 )
-@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info")
+@click.option(
+    "--log-level",
+    type=click.Choice(LOG_LEVELS),
+    default="info",
+    show_default=True,
+    help="Least severe log messages shown, from this server and the libraries it uses.",
+)
 def serve(
     host: str,
     port: int,
@@ -87,7 +158,7 @@ def serve(
         config=str(config) if config else None,
     )
     settings.check_exposure(host)
-    logging.basicConfig(level=log_level.upper(), format="%(levelname)s:     %(name)s: %(message)s")
+    configure_logging(log_level)
     if not settings.auth:
         log.warning(
             "no API keys configured (FACTCHECK_API_KEYS): every caller that reaches %s is accepted%s",

@@ -52,7 +52,7 @@ def merge_usage(usages: Iterable[Usage], total_s: float) -> Usage:
     errors: Counter[str] = Counter()
     wall: dict[str, float] = {}
     notes: dict[str, None] = {}
-    llm_calls = prompt = completion = searches = 0
+    llm_calls = prompt = completion = searches = estimated = 0
     cost = 0.0
     for usage in usages:
         calls.update(usage.calls)
@@ -65,6 +65,7 @@ def merge_usage(usages: Iterable[Usage], total_s: float) -> Usage:
         llm_calls += usage.llm_calls
         prompt += usage.prompt_tokens
         completion += usage.completion_tokens
+        estimated += usage.estimated_llm_calls
         searches += usage.search_calls
         cost += usage.cost_usd
     wall_s = {stage: round(s, 6) for stage, s in wall.items()}
@@ -77,6 +78,7 @@ def merge_usage(usages: Iterable[Usage], total_s: float) -> Usage:
         llm_calls=llm_calls,
         prompt_tokens=prompt,
         completion_tokens=completion,
+        estimated_llm_calls=estimated,
         search_calls=searches,
         cost_usd=round(cost, 6),
         notes=tuple(notes),

@@ -4,12 +4,18 @@ This is the web-search agent of the MAFC paper. For each of the claim's search
 queries (at most ``max_queries``) the source asks Google through a search API
 and turns the answer into evidence:
 
-1. the answer box (a featured snippet or direct answer), if Google shows one,
-   else the knowledge graph panel (its title and description), if any;
-2. then the snippets of the first five organic results.
+1. the answer box (a featured snippet or a direct answer, kept with its own
+   title: "Eiffel Tower / Height: 330 m"), if Google shows one;
+2. the knowledge graph panel (its title, description and facts such as
+   "Born: ..."), if any: Serper lists the facts under ``attributes``, SerpAPI
+   as top-level keys (``born``, ``died``);
+3. then the snippets of the first five organic results.
 
-Evidence from all queries is merged in query order, deduplicated by URL, and
-cut to ``top_k`` passages.
+Titles and snippets are turned from HTML into plain text (tags dropped,
+entities decoded). Evidence from all queries is merged in query order and cut
+to ``top_k`` passages: organic results are deduplicated by URL, answer boxes
+and panels by text, so an organic result is never lost because the answer box
+quotes the same page.
 
 ``serper`` (https://serper.dev) is called over HTTP with
 :func:`factcheck.net.request_json`, which retries 429 (honouring
@@ -18,13 +24,17 @@ through the official ``google-search-results`` client, which is synchronous
 and does not retry: one failed request makes the agent abstain on that claim.
 
 API keys are read from the environment variable named by ``api_key_env`` when
-a search runs. They are never stored in options, cache entries or errors.
+a search runs. They are never stored in options, cache entries or errors. A
+key the API refuses (HTTP 401 or 403) is remembered for that endpoint (see
+:data:`factcheck.net.REFUSALS`): later searches with it are not sent, and
+their claims abstain with the API's own message.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import weakref
 from abc import abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -37,9 +47,10 @@ from serpapi import GoogleSearch  # type: ignore[import-untyped]
 
 from factcheck.cache import cached
 from factcheck.errors import ConfigError, MissingKeyError, SourceError
-from factcheck.net import host_limit, request_json
+from factcheck.net import REFUSALS, ServiceHTTPError, SourceRefusedError, digest, host_limit, request_json
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.sources.base import Source
+from factcheck.sources.wikipedia import strip_html
 from factcheck.types import Claim, Evidence
 from factcheck.usage import record_search
 
@@ -51,6 +62,24 @@ REDACTED = "[redacted]"
 MIN_KEY_FRAGMENT = 4
 # SerpAPI reports an empty result page as an error; it means "no evidence", not "failure".
 SERPAPI_NO_RESULTS = "hasn't returned any results"
+# A key answered with these is refused for good: sending it again for the next claim only repeats the refusal.
+REFUSED_KEY_STATUSES = frozenset({401, 403})
+# SerpAPI knowledge-graph keys that are not facts about the entity (links, ids, images, the parts shown apart).
+SERPAPI_KG_NOT_FACTS = frozenset(
+    {"title", "type", "entity_type", "kgmid", "description", "website", "thumbnail", "image", "source"}
+)
+
+
+# The lock a key's first request holds until the API has accepted the key, per event loop (asyncio
+# locks belong to one loop). Claims queued behind a refused first request abstain without sending theirs.
+_first_use: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, ...], asyncio.Lock]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _first_use_lock(ident: tuple[str, ...]) -> asyncio.Lock:
+    per_loop = _first_use.setdefault(asyncio.get_running_loop(), {})
+    return per_loop.setdefault(ident, asyncio.Lock())
 
 
 @dataclass(frozen=True)
@@ -66,6 +95,7 @@ class ResultFields:
     organic: str
     highlighted: str  # the answer box's list of highlighted words, a last resort for its text
     kg_links: tuple[tuple[str, ...], ...]  # paths to the knowledge graph's link, best first
+    kg_top_level_facts: bool  # SerpAPI puts the panel's facts ("born", "died") beside its title
 
 
 SERPER_FIELDS = ResultFields(
@@ -75,6 +105,7 @@ SERPER_FIELDS = ResultFields(
     highlighted="snippetHighlighted",
     # The description comes from descriptionLink (usually Wikipedia): cite where the text is from.
     kg_links=(("descriptionLink",), ("website",)),
+    kg_top_level_facts=False,
 )
 SERPAPI_FIELDS = ResultFields(
     answer_box="answer_box",
@@ -82,16 +113,38 @@ SERPAPI_FIELDS = ResultFields(
     organic="organic_results",
     highlighted="snippet_highlighted_words",
     kg_links=(("source", "link"), ("website",)),
+    kg_top_level_facts=True,
 )
 
 
+@dataclass(frozen=True)
+class ResultPage:
+    """The evidence of one result page: ``featured`` (answer box, knowledge graph) and ``organic`` snippets."""
+
+    featured: tuple[Evidence, ...] = ()
+    organic: tuple[Evidence, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The page as JSON (what the cache stores)."""
+        return {"featured": [e.to_dict() for e in self.featured], "organic": [e.to_dict() for e in self.organic]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ResultPage:
+        """Read a page written by :meth:`to_dict`."""
+        return cls(
+            featured=tuple(Evidence.from_dict(e) for e in data.get("featured", ())),
+            organic=tuple(Evidence.from_dict(e) for e in data.get("organic", ())),
+        )
+
+
 def _text(value: Any) -> str:
-    """A stripped string, or "" for anything that is not a string (API fields are untrusted)."""
-    return value.strip() if isinstance(value, str) else ""
+    """Plain text of an API string (HTML tags dropped, entities decoded), or "" for anything else:
+    API fields are untrusted, and Google's snippets carry markup such as ``<b>``."""
+    return strip_html(value) if isinstance(value, str) else ""
 
 
 def _url(value: Any) -> str | None:
-    text = _text(value)
+    text = value.strip() if isinstance(value, str) else ""
     return text if text.startswith(("http://", "https://")) else None
 
 
@@ -104,47 +157,78 @@ def _path(data: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     return value
 
 
+def _joined(items: Any) -> str:
+    """A list of strings (highlighted words, a list answer) as one line."""
+    return "; ".join(t for t in map(_text, items) if t) if isinstance(items, list) else ""
+
+
 def _answer_box(box: Any, fields: ResultFields, source: str, now: str) -> Evidence | None:
     if isinstance(box, list):  # SerpAPI has answered some result types with a list of boxes
         box = box[0] if box else None
     if not isinstance(box, Mapping):
         return None
-    text = _text(box.get("answer")) or _text(box.get("snippet")) or _text(box.get("result"))
-    if not text and isinstance(highlighted := box.get(fields.highlighted), list):
-        text = "; ".join(t for t in map(_text, highlighted) if t)
+    title = _text(box.get("title"))
+    answer = _text(box.get("answer")) or _text(box.get("result"))
+    snippet = _text(box.get("snippet")) or _joined(box.get("list")) or _joined(box.get(fields.highlighted))
+    if answer:
+        # A direct answer ("330 m") means nothing without the question its title names ("Eiffel Tower / Height").
+        text = "\n".join(part for part in (f"{title}: {answer}" if title else answer, snippet) if part)
+    else:
+        text = snippet
     if not text:
         return None
-    return Evidence(source=source, text=text, title="Answer box", url=_url(box.get("link")), retrieved_at=now)
+    return Evidence(source=source, text=text, title=title or "Answer box", url=_url(box.get("link")), retrieved_at=now)
+
+
+def _fact_label(key: str) -> str:
+    """``place_of_birth`` -> ``Place of birth`` (SerpAPI's keys as the panel shows them)."""
+    words = key.replace("_", " ").strip()
+    return words[:1].upper() + words[1:]
+
+
+def _kg_facts(kg: Mapping[str, Any], fields: ResultFields) -> list[str]:
+    """The panel's facts as "Label: value" lines: the claims a check is about are often these."""
+    facts: list[tuple[str, str]] = []
+    attributes = kg.get("attributes")
+    if isinstance(attributes, Mapping):
+        facts.extend((_text(k), _text(v)) for k, v in attributes.items() if isinstance(k, str))
+    if fields.kg_top_level_facts:
+        for key, value in kg.items():
+            if (
+                not isinstance(key, str)
+                or key in SERPAPI_KG_NOT_FACTS
+                or key.endswith(("_link", "_links", "_id", "_stick"))
+                or not isinstance(value, str)  # lists and objects are links, images, "people also search for"
+                or _url(value)
+            ):
+                continue
+            facts.append((_fact_label(key), _text(value)))
+    return [f"{label}: {value}" for label, value in facts if label and value]
 
 
 def _knowledge_graph(kg: Any, fields: ResultFields, source: str, now: str) -> Evidence | None:
     if not isinstance(kg, Mapping):
         return None
     title = _text(kg.get("title"))
-    parts = [_text(kg.get("description"))]
-    attributes = kg.get("attributes")
-    if isinstance(attributes, Mapping):  # "Born: ...", "Height: ...": the facts claims are about
-        parts.extend(f"{_text(k)}: {_text(v)}" for k, v in attributes.items() if _text(k) and _text(v))
-    body = "\n".join(part for part in parts if part)
+    body = "\n".join(part for part in (_text(kg.get("description")), *_kg_facts(kg, fields)) if part)
     if not body:
         return None
     url = next((u for path in fields.kg_links if (u := _url(_path(kg, path)))), None)
     return Evidence(source=source, text=f"{title}: {body}" if title else body, title=title, url=url, retrieved_at=now)
 
 
-def parse_results(answer: Mapping[str, Any], fields: ResultFields, source: str, retrieved_at: str) -> list[Evidence]:
-    """Evidence from one Google result page: the answer box, else the knowledge graph, then the
-    snippets of the first five organic results (results without a snippet are skipped)."""
-    evidence: list[Evidence] = []
-    first = _answer_box(answer.get(fields.answer_box), fields, source, retrieved_at) or _knowledge_graph(
-        answer.get(fields.knowledge_graph), fields, source, retrieved_at
+def parse_page(answer: Mapping[str, Any], fields: ResultFields, source: str, retrieved_at: str) -> ResultPage:
+    """The evidence of one Google result page: the answer box and the knowledge graph (each if shown),
+    then the snippets of the first five organic results (results without a snippet are skipped)."""
+    featured = (
+        _answer_box(answer.get(fields.answer_box), fields, source, retrieved_at),
+        _knowledge_graph(answer.get(fields.knowledge_graph), fields, source, retrieved_at),
     )
-    if first is not None:
-        evidence.append(first)
-    organic = answer.get(fields.organic)
-    for result in organic[:ORGANIC_LIMIT] if isinstance(organic, list) else []:
+    organic: list[Evidence] = []
+    results = answer.get(fields.organic)
+    for result in results[:ORGANIC_LIMIT] if isinstance(results, list) else []:
         if isinstance(result, Mapping) and (snippet := _text(result.get("snippet"))):
-            evidence.append(
+            organic.append(
                 Evidence(
                     source=source,
                     text=snippet,
@@ -153,7 +237,38 @@ def parse_results(answer: Mapping[str, Any], fields: ResultFields, source: str, 
                     retrieved_at=retrieved_at,
                 )
             )
-    return evidence
+    return ResultPage(tuple(e for e in featured if e is not None), tuple(organic))
+
+
+def parse_results(answer: Mapping[str, Any], fields: ResultFields, source: str, retrieved_at: str) -> list[Evidence]:
+    """:func:`parse_page` as one list, featured evidence first."""
+    page = parse_page(answer, fields, source, retrieved_at)
+    return [*page.featured, *page.organic]
+
+
+def merge_pages(pages: list[ResultPage]) -> list[Evidence]:
+    """The pages' evidence in query order, each passage once.
+
+    Organic results are deduplicated by URL (two queries often find the same
+    page). Answer boxes and panels are deduplicated by text only: an answer box
+    quoting a page must not hide that page's own organic snippet, which says more.
+    """
+    merged: list[Evidence] = []
+    seen_urls: set[str] = set()
+    seen_texts: set[str] = set()
+    for page in pages:
+        for item in page.featured:
+            if item.text not in seen_texts:
+                seen_texts.add(item.text)
+                merged.append(item)
+        for item in page.organic:
+            if item.text in seen_texts or (item.url is not None and item.url in seen_urls):
+                continue
+            seen_texts.add(item.text)
+            if item.url is not None:
+                seen_urls.add(item.url)
+            merged.append(item)
+    return merged
 
 
 def redact(message: str, secret: str) -> str:
@@ -225,27 +340,65 @@ class WebSearchSource(Source):
         """The non-secret search parameters besides the query (they also key the cache)."""
         return {"num": RESULTS_PER_PAGE, "gl": self.gl, "hl": self.hl}
 
+    def _refusal_key(self, key: str) -> tuple[str, ...]:
+        return (self.name, self.root, digest(key))
+
+    def refuse_key(self, key: str, status: int, message: str) -> SourceRefusedError:
+        """Remember that the API refused ``key`` (HTTP 401/403), and the error to abstain with.
+
+        The API's own message is kept (keys redacted), with the variable to check.
+        """
+        reason = redact(f"{self.name}: HTTP {status}: {message}".rstrip(": "), key)
+        reason = f"{reason} (check {self.api_key_env})"
+        REFUSALS.remember(self._refusal_key(key), reason)
+        return SourceRefusedError(reason)
+
+    def before_send(self, key: str) -> None:
+        """Called when a search holds its slot, just before it is sent: stop it if the key has been
+        refused meanwhile (concurrent claims queue behind the first refusal), else count the search."""
+        if (reason := REFUSALS.reason(self._refusal_key(key))) is not None:
+            raise SourceRefusedError(f"{reason}; not sent again: the key was refused earlier")
+        record_search()  # a request made is counted, even when it fails
+
     @abstractmethod
     async def fetch(self, query: str, key: str) -> Mapping[str, Any]:
-        """The API's answer to ``query`` as a JSON object; SourceError (never showing ``key``) on failure."""
+        """The API's answer to ``query`` as a JSON object; SourceError (never showing ``key``) on failure.
 
-    async def search(self, query: str, key: str) -> list[Evidence]:
-        """Evidence for one query, from the cache of the check when it has been searched before."""
+        Implementations call :meth:`before_send` once they may send, and :meth:`refuse_key`
+        when the API refuses the key.
+        """
 
-        async def compute() -> list[dict[str, Any]]:
-            record_search()  # a request made is counted, even when it fails
-            answer = await self.fetch(query, key)
+    async def fetch_checked(self, query: str, key: str) -> Mapping[str, Any]:
+        """:meth:`fetch`, alone while the API has not yet accepted ``key``: a bad key costs one
+        request per process, not one per claim in flight."""
+        ident = self._refusal_key(key)
+        if not REFUSALS.accepted(ident):
+            async with _first_use_lock(ident):
+                if not REFUSALS.accepted(ident):
+                    answer = await self.fetch(query, key)
+                    REFUSALS.accept(ident)
+                    return answer
+        return await self.fetch(query, key)
+
+    async def search(self, query: str, key: str) -> ResultPage:
+        """The evidence of one query, from the cache of the check when it has been searched before."""
+
+        async def compute() -> dict[str, Any]:
+            answer = await self.fetch_checked(query, key)
             now = datetime.now(UTC).isoformat(timespec="seconds")
-            # The parsed evidence is cached (with the time it was retrieved), not the whole page.
-            return [e.to_dict() for e in parse_results(answer, self.FIELDS, self.name, now)]
+            # The parsed evidence is cached (with the time it was retrieved), not the whole page. A page
+            # without evidence is stored as {}: the cache keeps an empty answer only briefly (an outage
+            # must not become a lasting "nothing found").
+            page = parse_page(answer, self.FIELDS, self.name, now)
+            return page.to_dict() if page.featured or page.organic else {}
 
         # base_url is part of the key so a test server or proxy never shares entries with the real API.
         request = {"q": query, "base_url": self.root, **self.request_params()}
-        records = await cached(kind=self.name, version=self.VERSION, request=request, compute=compute)
-        return [Evidence.from_dict(record) for record in records]
+        record = await cached(kind=self.name, version=self.VERSION, request=request, compute=compute)
+        return ResultPage.from_dict(record)
 
     async def retrieve(self, claim: Claim) -> list[Evidence]:
-        """Search the claim's first ``max_queries`` queries concurrently; merge, deduplicate by URL, keep ``top_k``."""
+        """Search the first ``max_queries`` queries concurrently, merge them (:func:`merge_pages`), keep ``top_k``."""
         key = self.api_key()
         queries = list(dict.fromkeys(q.strip() for q in claim.search_queries() if q.strip()))[: self.max_queries]
         try:
@@ -253,15 +406,7 @@ class WebSearchSource(Source):
                 tasks = [group.create_task(self.search(query, key)) for query in queries]
         except BaseExceptionGroup as failures:
             raise failures.exceptions[0] from None  # the first failure reads better than a group
-        merged: list[Evidence] = []
-        seen: set[str] = set()
-        for task in tasks:
-            for item in task.result():
-                identity = item.url or f"text:{item.text}"  # an answer box may have no URL
-                if identity not in seen:
-                    seen.add(identity)
-                    merged.append(item)
-        return merged[: self.top_k]
+        return merge_pages([task.result() for task in tasks])[: self.top_k]
 
 
 @dataclass(frozen=True)
@@ -276,7 +421,7 @@ class SerperSource(WebSearchSource):
 
     name = "serper"
     FIELDS = SERPER_FIELDS
-    VERSION = "1"
+    VERSION = "2"
 
     base_url: str = "https://google.serper.dev"
     api_key_env: str = "SERPER_API_KEY"
@@ -299,9 +444,16 @@ class SerperSource(WebSearchSource):
                 timeout_s=self.timeout_s,
                 retries=self.retries,
                 concurrency=self.concurrency,
+                before_send=lambda: self.before_send(key),
             )
-        except SourceError as exc:
+        except ServiceHTTPError as exc:
+            if exc.status in REFUSED_KEY_STATUSES:  # Serper: 403 {"message": "Unauthorized.", "statusCode": 403}
+                raise self.refuse_key(key, exc.status, exc.message) from None
             # Error bodies are quoted in the message, and some servers echo the key back.
+            raise SourceError(redact(str(exc), key)) from None
+        except SourceRefusedError:
+            raise
+        except SourceError as exc:
             raise SourceError(redact(str(exc), key)) from None
         if not isinstance(answer, Mapping):
             raise SourceError(f"serper: unexpected answer (a JSON {type(answer).__name__}, not an object)")
@@ -319,7 +471,7 @@ class SerpAPISource(WebSearchSource):
 
     name = "serpapi"
     FIELDS = SERPAPI_FIELDS
-    VERSION = "1"
+    VERSION = "2"
 
     base_url: str = "https://serpapi.com"
     api_key_env: str = "SERPAPI_API_KEY"
@@ -335,21 +487,34 @@ class SerpAPISource(WebSearchSource):
 
     def fetch_sync(self, query: str, key: str) -> Mapping[str, Any]:
         """One blocking search through the client (the key goes in the query string, so errors are redacted)."""
+        self.before_send(key)
         search = GoogleSearch({"q": query, "api_key": key, **self.request_params()})
         search.BACKEND = self.root  # construct_url builds self.BACKEND + "/search"
         search.timeout = self.timeout_s  # passed to requests.get; the client's default is 60000 s
+        # What the client's get_json does, keeping the response: its status tells a refused key apart.
+        search.params_dict["output"] = "json"
         try:
-            answer: dict[str, Any] = search.get_dict()
+            response = search.get_response()
+            answer: Any = response.json()
         except requests.Timeout:
             raise SourceError(f"serpapi: timed out after {self.timeout_s:g}s") from None
-        except requests.RequestException as exc:
+        except requests.RequestException as exc:  # requests' JSONDecodeError is one too
+            if isinstance(exc, requests.JSONDecodeError):
+                raise SourceError("serpapi: answered with malformed JSON") from None
             raise SourceError(redact(f"serpapi: {type(exc).__name__}: {exc}", key)[:300]) from None
-        except (ValueError, TypeError):  # json.JSONDecodeError, or JSON that is not an object
-            raise SourceError("serpapi: answered with malformed JSON") from None
+        if not isinstance(answer, Mapping):
+            raise SourceError("serpapi: answered with malformed JSON (not an object)")
+        status = response.status_code
         if "error" in answer:
             if self.is_empty(answer):
                 return {}
-            raise SourceError(redact(f"serpapi: {_text(answer['error'])[:200]}", key))
+            message = _text(answer["error"])[:200]
+            if status in REFUSED_KEY_STATUSES:  # 401 "Invalid API key. ...", 403 for a disabled account
+                raise self.refuse_key(key, status, message)
+            suffix = f" (HTTP {status})" if status >= 400 else ""
+            raise SourceError(redact(f"serpapi: {message}{suffix}", key))
+        if status >= 400:
+            raise SourceError(f"serpapi: HTTP {status}: unexpected answer (no error message)")
         if not isinstance(answer.get("search_metadata"), Mapping):
             # Every real answer has it; without it this is some other server's error page.
             raise SourceError("serpapi: unexpected answer (no search_metadata)")

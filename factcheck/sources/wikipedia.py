@@ -1,61 +1,120 @@
 """The ``wikipedia`` source: the Wikipedia agent of the MAFC paper.
 
-For each of a claim's search queries (at most ``max_queries``) it runs a
-MediaWiki full-text search (``action=query&list=search``), takes the top
-``pages`` titles, and fetches each page's lead section as plain text
-(``prop=extracts|info`` with ``exintro`` and ``inprop=url``). Pages found by
-several queries are returned once. A claim nothing matches gets no evidence,
-so its verifier abstains.
+For each of a claim's search queries (at most ``max_queries``) it sends one
+MediaWiki request: a full-text search used as a generator
+(``generator=search``) that returns the top ``pages`` hits with their lead
+sections as plain text (``prop=extracts|info`` with ``exintro``,
+``explaintext`` and ``inprop=url``). Pages found by several queries are
+returned once. A claim nothing matches gets no evidence, so its verifier
+abstains. On a wiki without the TextExtracts extension (no ``extract`` in the
+answer) the search snippets are used instead, at the cost of one more request.
 
-Every request goes through :func:`factcheck.net.request_json` (User-Agent,
-time-outs, retries honouring ``Retry-After``) and the check's cache, and each
-real request counts as one search call in the check's usage.
+Wikimedia's API etiquette is kept:
+
+- a User-Agent naming the operator: the ``user_agent`` option, else the
+  ``FACTCHECK_WIKIPEDIA_USER_AGENT`` environment variable, else a default that
+  names this software and says no contact was set (a 403 refusing it says
+  which setting to change, and is not repeated for every claim);
+- ``maxlag=5`` on every request, and a ``maxlag`` error is retried after the
+  server's ``Retry-After``;
+- one request at a time per host by default (``concurrency``).
+
+Every request goes through :func:`factcheck.net.request_json` (time-outs,
+retries honouring ``Retry-After``) and the check's cache, and each real
+request counts as one search call in the check's usage.
 
 ``api_url`` points the source at any MediaWiki (a self-hosted wiki, a mirror, a
 test server); by default it is ``https://{language}.wikipedia.org/w/api.php``.
 The ``wikipedia-api`` package is not used: it is synchronous (it would block
 the event loop or need a thread per request) and builds ``wikipedia.org`` URLs
 itself, so it cannot talk to a configurable API URL, and it would bypass the
-shared retry, concurrency and caching of :mod:`factcheck.net`. The two API
-calls it would wrap are simple enough to make directly.
+shared retry, concurrency and caching of :mod:`factcheck.net`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import html
+import math
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from html.parser import HTMLParser
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+import httpx
+
 from factcheck.cache import cached
 from factcheck.errors import ConfigError, SourceError
-from factcheck.net import request_json
+from factcheck.net import REFUSALS, ServiceHTTPError, SourceRefusedError, package_version, request_json
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.sources.base import Source
 from factcheck.types import Claim, Evidence
 from factcheck.usage import record_search
 
-VERSION = "1"  # bump when the requests or the parsing of answers change, to invalidate cached entries
+VERSION = "2"  # bump when the requests or the parsing of answers change, to invalidate cached entries
 SERVICE = "wikipedia"
 # Retry policy handed to request_json; module constants so tests can shorten the back-off.
 RETRIES = 3
 BACKOFF_S = 0.5
-MAX_PAGES = 50  # MediaWiki caps srlimit at 50 for most clients without the apihighlimits right
+# TextExtracts returns at most 20 lead sections per request (exlimit), so more pages would come without text.
+MAX_PAGES = 20
+# Wikimedia asks automated clients for maxlag=5: back off while the database replicas lag more than that.
+MAXLAG_S = 5
+USER_AGENT_ENV = "FACTCHECK_WIKIPEDIA_USER_AGENT"
+USER_AGENT_POLICY = "https://foundation.wikimedia.org/wiki/Policy:Wikimedia_Foundation_User-Agent_Policy"
+# The contact must be the operator's own, so the default has none and says so to whoever reads the logs.
+DEFAULT_USER_AGENT = (
+    f"factcheck-agents/{package_version()} (operator contact not set: set {USER_AGENT_ENV}) "
+    f"python-httpx/{httpx.__version__}"
+)
 
 # Wikipedia language codes: "en", "simple", "zh-yue", "be-tarask". They become part of a host name.
 _LANGUAGE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
-_TAG = re.compile(r"<[^>]*>")
 # A sentence ends at . ! or ? (and any closing quote or bracket) followed by white space; a line break also ends one.
 _SENTENCE_END = re.compile(r"[.!?][\"')\]\u201d\u2019]*(?=\s)|\n")
+# Words of a 403 body that refuses the client for its User-Agent (Wikimedia's text/plain answers).
+_USER_AGENT_REFUSAL = re.compile(r"user[- ]agent|robot policy", re.IGNORECASE)
 
 
-def strip_html(snippet: str) -> str:
-    """Plain text of a search snippet: tags (``<span class="searchmatch">``) removed, entities decoded."""
-    return re.sub(r"\s+", " ", html.unescape(_TAG.sub("", snippet))).strip()
+class _TextOnly(HTMLParser):
+    """Collects the text of an HTML fragment: tags dropped, entities decoded, scripts and styles skipped."""
+
+    _SKIPPED = frozenset({"script", "style"})
+    _BREAKS = frozenset({"br", "p", "div", "li", "tr", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.skipping = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self._SKIPPED:
+            self.skipping += 1
+        elif tag in self._BREAKS:
+            self.parts.append(" ")  # "a<br>b" is two words, not "ab"
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self._SKIPPED and self.skipping:
+            self.skipping -= 1
+        elif tag in self._BREAKS:
+            self.parts.append(" ")
+
+    def handle_data(self, data: str) -> None:
+        if not self.skipping:
+            self.parts.append(data)
+
+
+def strip_html(fragment: str) -> str:
+    """Plain text of an HTML fragment (a search snippet with ``<span class="searchmatch">`` or ``<b>``):
+    tags removed, entities decoded, white space collapsed. Text that only looks like a tag
+    ("x < 5") is kept as it is."""
+    parser = _TextOnly()
+    parser.feed(fragment)
+    parser.close()
+    return " ".join("".join(parser.parts).split())
 
 
 def trim_at_sentence(text: str, max_chars: int) -> str:
@@ -92,10 +151,16 @@ def _api_error(data: Any) -> None:
         raise SourceError(f"{SERVICE}: unexpected answer (a JSON {type(data).__name__}, not an object)")
     error = data.get("error")
     if isinstance(error, Mapping):
-        # MediaWiki reports bad requests with HTTP 200 and an "error" object.
+        # MediaWiki reports bad requests (and maxlag) with HTTP 200 and an "error" object.
         raise SourceError(f"{SERVICE}: API error {error.get('code', '?')}: {error.get('info', '')}".rstrip(": "))
     if not isinstance(data.get("query", {}), Mapping):
         raise SourceError(f"{SERVICE}: unexpected answer: 'query' is not an object")
+
+
+def is_lagged(data: Any) -> bool:
+    """The answer is MediaWiki's ``maxlag`` error: the replicas lag, and the request should wait and retry."""
+    error = data.get("error") if isinstance(data, Mapping) else None
+    return isinstance(error, Mapping) and error.get("code") == "maxlag"
 
 
 def parse_search(data: Any) -> list[dict[str, str]]:
@@ -112,38 +177,64 @@ def parse_search(data: Any) -> list[dict[str, str]]:
     return results
 
 
-def parse_page(data: Any) -> dict[str, Any] | None:
-    """The page of a ``prop=extracts|info`` answer as ``{"pageid", "title", "url", "extract"}``, or ``None``
-    when the title names no page (deleted since the search, or invalid)."""
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _page(page: Mapping[str, Any]) -> dict[str, Any] | None:
+    """One page of a ``prop=extracts|info`` answer as ``{"pageid", "title", "url", "extract"}``."""
+    title = page.get("title")
+    if page.get("missing") or page.get("invalid") or not isinstance(title, str) or not title:
+        return None
+    url = page.get("canonicalurl") or page.get("fullurl")
+    if isinstance(url, str) and url.startswith("//"):
+        url = "https:" + url  # a wiki with a protocol-relative $wgServer
+    extract = page.get("extract")
+    return {
+        "pageid": page.get("pageid"),
+        "title": title,
+        "url": url if isinstance(url, str) and url else None,
+        # None, not "": the wiki sent no extract at all (no TextExtracts), so the snippet must stand in.
+        "extract": extract.strip() if isinstance(extract, str) else None,
+    }
+
+
+def parse_pages(data: Any) -> list[dict[str, Any]]:
+    """The pages of a ``generator=search`` + ``prop=extracts|info`` answer, best hit first, as
+    ``{"pageid", "title", "url", "extract"}`` (``extract`` is ``None`` when the wiki sent none).
+
+    The answer lists pages in no useful order (by page id); each carries its search
+    rank as ``index``, or its redirect does (``query.redirects``). A search that finds
+    nothing has no ``query`` at all.
+    """
     _api_error(data)
-    pages = data.get("query", {}).get("pages", [])
+    query = data.get("query", {})
+    pages = query.get("pages", [])
     if not isinstance(pages, list):
         raise SourceError(f"{SERVICE}: unexpected answer: 'query.pages' is not a list (formatversion=2 expected)")
-    for page in pages:
-        if not isinstance(page, Mapping) or page.get("missing") or page.get("invalid"):
+    redirects = query.get("redirects", [])
+    redirect_rank = {
+        r["to"]: r["index"]
+        for r in (redirects if isinstance(redirects, list) else [])
+        if isinstance(r, Mapping) and isinstance(r.get("to"), str) and _is_int(r.get("index"))
+    }
+    ranked: list[tuple[float, int, dict[str, Any]]] = []
+    for position, page in enumerate(pages):
+        parsed = _page(page) if isinstance(page, Mapping) else None
+        if parsed is None:
             continue
-        title = page.get("title")
-        if not isinstance(title, str) or not title:
-            continue
-        url = page.get("canonicalurl") or page.get("fullurl")
-        if isinstance(url, str) and url.startswith("//"):
-            url = "https:" + url  # a wiki with a protocol-relative $wgServer
-        extract = page.get("extract")
-        return {
-            "pageid": page.get("pageid"),
-            "title": title,
-            "url": url if isinstance(url, str) and url else None,
-            "extract": extract.strip() if isinstance(extract, str) else "",
-        }
-    return None
+        rank = page.get("index") if _is_int(page.get("index")) else redirect_rank.get(parsed["title"], math.inf)
+        ranked.append((rank, position, parsed))
+    return [parsed for _, _, parsed in sorted(ranked, key=lambda item: (item[0], item[1]))]
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+def _user_agent_refused(exc: ServiceHTTPError) -> bool:
+    """A 403 refusing the client for its User-Agent (Wikimedia answers those in text/plain)."""
+    return exc.status == 403 and bool(_USER_AGENT_REFUSAL.search(exc.message))
 
 
 @dataclass(frozen=True)
@@ -152,9 +243,11 @@ class WikipediaSource(Source):
 
     Options: ``language`` (Wikipedia edition), ``api_url`` (any MediaWiki
     ``api.php``; default the edition's), ``pages`` (top search hits used per
-    query), ``max_queries`` (queries searched per claim), ``max_chars`` (lead
-    text kept, cut at a sentence end), ``timeout_s`` (per request) and
-    ``concurrency`` (simultaneous requests to the host).
+    query, at most 20), ``max_queries`` (queries searched per claim),
+    ``max_chars`` (lead text kept, cut at a sentence end), ``timeout_s`` (per
+    request), ``concurrency`` (simultaneous requests to the host; Wikimedia
+    asks for 1) and ``user_agent`` (the User-Agent sent, naming you and your
+    contact; default: ``FACTCHECK_WIKIPEDIA_USER_AGENT``, else a placeholder).
     """
 
     reuse_judgments = True
@@ -166,7 +259,8 @@ class WikipediaSource(Source):
     max_queries: int = 2
     max_chars: int = 1500
     timeout_s: float = 20.0
-    concurrency: int = 4
+    concurrency: int = 1
+    user_agent: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.language, str) or not _LANGUAGE.fullmatch(self.language):
@@ -185,11 +279,36 @@ class WikipediaSource(Source):
                 raise ConfigError(f"wikipedia: {option} must be an integer of at least 1, got {value!r}")
         if isinstance(self.timeout_s, bool) or not isinstance(self.timeout_s, int | float) or not self.timeout_s > 0:
             raise ConfigError(f"wikipedia: timeout_s must be a positive number of seconds, got {self.timeout_s!r}")
+        if self.user_agent is not None:
+            _check_user_agent(self.user_agent, "user_agent")
 
     @property
     def endpoint(self) -> str:
         """The ``api.php`` URL requests go to."""
         return self.api_url or f"https://{self.language}.wikipedia.org/w/api.php"
+
+    def user_agent_header(self) -> str:
+        """The User-Agent sent: the ``user_agent`` option, else ``FACTCHECK_WIKIPEDIA_USER_AGENT``, else the default."""
+        if self.user_agent is not None:
+            return self.user_agent.strip()
+        from_env = os.environ.get(USER_AGENT_ENV, "").strip()
+        if from_env:
+            _check_user_agent(from_env, USER_AGENT_ENV)
+            return from_env
+        return DEFAULT_USER_AGENT
+
+    async def prepare(self) -> None:
+        """Fail once, before the first claim, when ``FACTCHECK_WIKIPEDIA_USER_AGENT`` cannot be a header."""
+        self.user_agent_header()
+
+    def _refused_user_agent(self, agent: str, exc: ServiceHTTPError) -> SourceRefusedError:
+        host = urlsplit(self.endpoint).netloc
+        return SourceRefusedError(
+            f"{SERVICE}: {host} refused the User-Agent {agent!r} (HTTP 403: {exc.message}). "
+            f"Set one that names your tool and how to reach you, with the wikipedia agent's "
+            f"user_agent option ([agents.wikipedia] user_agent = ...) or {USER_AGENT_ENV}, "
+            f"e.g. 'my-factchecker/1.0 (you@example.org)'; see {USER_AGENT_POLICY}"
+        )
 
     async def _get(self, params: Mapping[str, str | int], parse: Callable[[Any], Any]) -> Any:
         """GET the API with ``params`` and return ``parse(answer)``, through the check's cache.
@@ -198,101 +317,125 @@ class WikipediaSource(Source):
         not parse (an API error) raises before it can be stored.
         """
         url = self.endpoint
+        agent = self.user_agent_header()
+        refusal_key = (SERVICE, url, agent)
+
+        def before_send() -> None:
+            # Checked once this request may go (one at a time per host): claims queued behind
+            # the first refusal of this User-Agent do not repeat it.
+            if (reason := REFUSALS.reason(refusal_key)) is not None:
+                raise SourceRefusedError(reason)
+            record_search()  # only on a real request: cache hits are counted by cached()
 
         async def fetch() -> Any:
-            record_search()  # only on a real request: cache hits are counted by cached()
-            data = await request_json(
-                "GET",
-                url,
-                service=SERVICE,
-                params=params,
-                timeout_s=self.timeout_s,
-                retries=RETRIES,
-                backoff_s=BACKOFF_S,
-                concurrency=self.concurrency,
-            )
+            try:
+                data = await request_json(
+                    "GET",
+                    url,
+                    service=SERVICE,
+                    params=params,
+                    headers={"User-Agent": agent},
+                    timeout_s=self.timeout_s,
+                    retries=RETRIES,
+                    backoff_s=BACKOFF_S,
+                    concurrency=self.concurrency,
+                    before_send=before_send,
+                    retry_answer=is_lagged,
+                )
+            except ServiceHTTPError as exc:
+                if not _user_agent_refused(exc):
+                    raise
+                refused = self._refused_user_agent(agent, exc)
+                REFUSALS.remember(refusal_key, str(refused))
+                raise refused from None
             return parse(data)
 
         return await cached(kind=SERVICE, version=VERSION, request={"url": url, "params": dict(params)}, compute=fetch)
 
-    async def search(self, query: str) -> list[dict[str, str]]:
-        """The top ``pages`` hits for ``query``: ``{"title", "snippet"}``, best first."""
-        params: dict[str, str | int] = {
+    def search_params(self, query: str) -> dict[str, str | int]:
+        """The one request that searches ``query`` and returns its top ``pages`` with their lead sections."""
+        return {
             "action": "query",
-            "list": "search",
-            "srsearch": query,
-            "srlimit": self.pages,
             "format": "json",
             "formatversion": 2,
-        }
-        hits: list[dict[str, str]] = await self._get(params, parse_search)
-        return hits[: self.pages]
-
-    async def page(self, title: str) -> dict[str, Any] | None:
-        """The lead section of ``title`` as ``{"pageid", "title", "url", "extract", "retrieved_at"}``, or ``None``."""
-        params: dict[str, str | int] = {
-            "action": "query",
+            "generator": "search",
+            "gsrsearch": query,
+            "gsrlimit": self.pages,
             "prop": "extracts|info",
             "exintro": 1,
             "explaintext": 1,
+            "exlimit": self.pages,
             "inprop": "url",
-            "titles": title,
-            "format": "json",
-            "formatversion": 2,
             "redirects": 1,
+            "maxlag": MAXLAG_S,
         }
 
-        def parse(data: Any) -> dict[str, Any]:
-            page = parse_page(data)
-            # Stamped when fetched, so evidence served from the cache says how old it is. A missing
-            # page is cached as {} because the cache cannot tell a stored null from no entry.
-            return {} if page is None else {**page, "retrieved_at": _now()}
+    async def search(self, query: str) -> list[dict[str, Any]]:
+        """The top ``pages`` hits for ``query``, best first, as ``{"pageid", "title", "url", "extract",
+        "retrieved_at"}``."""
 
-        result: dict[str, Any] = await self._get(params, parse)
-        return result or None
+        def parse(data: Any) -> list[dict[str, Any]]:
+            # Stamped when fetched, so evidence served from the cache says how old it is.
+            return [{**page, "retrieved_at": _now()} for page in parse_pages(data)]
+
+        pages: list[dict[str, Any]] = (await self._get(self.search_params(query), parse))[: self.pages]
+        if any(page["extract"] is None for page in pages):
+            snippets = await self._snippets(query)
+            pages = [
+                {**p, "extract": snippets.get(p["title"], "") if p["extract"] is None else p["extract"]} for p in pages
+            ]
+        return pages
+
+    async def _snippets(self, query: str) -> dict[str, str]:
+        """Search snippets by title, for a wiki that sends no lead extracts (TextExtracts not installed)."""
+        params: dict[str, str | int] = {
+            "action": "query",
+            "format": "json",
+            "formatversion": 2,
+            "list": "search",
+            "srsearch": query,
+            "srlimit": self.pages,
+            "maxlag": MAXLAG_S,
+        }
+        hits: list[dict[str, str]] = await self._get(params, parse_search)
+        return {hit["title"]: hit["snippet"] for hit in hits}
 
     async def retrieve(self, claim: Claim) -> list[Evidence]:
         """Lead sections of the top pages for the claim's queries, in query then rank order, each page once.
 
-        A query or page whose request fails is skipped when others succeed; when
-        all fail, the first error is raised (a SourceError: the agent abstains).
+        A query whose request fails is skipped when others succeed; when all
+        fail, the first error is raised (a SourceError: the agent abstains).
         """
         queries = list(dict.fromkeys(q.strip() for q in claim.search_queries() if q.strip()))[: self.max_queries]
-        searches = await asyncio.gather(*(self.search(q) for q in queries), return_exceptions=True)
-        hits = _successes(searches)
-        titles: dict[str, str] = {}  # title -> snippet, in query then rank order
-        for result in hits:
-            for hit in result:
-                titles.setdefault(hit["title"], hit["snippet"])
-        if not titles:
-            return []
-
-        answers = await asyncio.gather(*(self.page(title) for title in titles), return_exceptions=True)
-        _successes(answers)  # raises when every page request failed
+        answers = await asyncio.gather(*(self.search(q) for q in queries), return_exceptions=True)
         evidence: list[Evidence] = []
         seen: set[object] = set()
-        for (title, snippet), page in zip(titles.items(), answers, strict=True):
-            if page is None or isinstance(page, BaseException):
-                continue
-            # Two search titles can resolve to one page (redirects): keep it once.
-            key = page["pageid"] if page["pageid"] is not None else page["title"]
-            if key in seen:
-                continue
-            seen.add(key)
-            # A page without a lead extract (TextExtracts missing on a self-hosted wiki) still has its snippet.
-            text = trim_at_sentence(page["extract"] or snippet, self.max_chars)
-            if not text:
-                continue
-            evidence.append(
-                Evidence(
-                    source=self.name,
-                    text=text,
-                    title=page["title"] or title,
-                    url=page["url"] or wiki_url(self.language, page["title"] or title),
-                    retrieved_at=page["retrieved_at"],
+        for pages in _successes(answers):
+            for page in pages:
+                # Two queries (or two redirects) can lead to one page: keep it once.
+                key = page["pageid"] if page["pageid"] is not None else page["title"]
+                if key in seen:
+                    continue
+                seen.add(key)
+                text = trim_at_sentence(page["extract"] or "", self.max_chars)
+                if not text:
+                    continue
+                evidence.append(
+                    Evidence(
+                        source=self.name,
+                        text=text,
+                        title=page["title"],
+                        url=page["url"] or wiki_url(self.language, page["title"]),
+                        retrieved_at=page["retrieved_at"],
+                    )
                 )
-            )
         return evidence
+
+
+def _check_user_agent(value: object, where: str) -> None:
+    """A User-Agent must be one non-empty printable line (it becomes an HTTP header)."""
+    if not isinstance(value, str) or not value.strip() or not value.isprintable():
+        raise ConfigError(f"wikipedia: {where} must be one line of printable text, got {value!r}")
 
 
 def _successes(results: Sequence[Any]) -> list[Any]:
