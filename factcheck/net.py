@@ -141,14 +141,11 @@ def digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()[:16]
 
 
-def provider_message(response: httpx.Response) -> str:
-    """The server's own words about a failed request, on one line: a JSON body's ``message``,
-    ``error`` (a string, or an object with ``message`` / ``info``) or ``detail``; else the body's text."""
-    try:
-        body: Any = response.json()
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        body = None
-    text = response.text
+def message_of(body: object) -> str:
+    """The server's own words in an error body, on one line: a JSON body's ``message``, ``error``
+    (a string, or an object with ``message`` / ``info``) or ``detail``; else the body as text.
+    One reader for every provider: OpenAI, llama.cpp, Ollama, vLLM, Serper, SerpAPI, MediaWiki."""
+    text = body if isinstance(body, str) else ""
     if isinstance(body, Mapping):
         for field in ("message", "error", "detail"):
             value = body.get(field)
@@ -158,6 +155,15 @@ def provider_message(response: httpx.Response) -> str:
                 text = value
                 break
     return " ".join(text.split())[:MESSAGE_CHARS]
+
+
+def provider_message(response: httpx.Response) -> str:
+    """:func:`message_of` a failed HTTP response (its JSON body, else its text)."""
+    try:
+        body: Any = response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        body = None
+    return message_of(body if isinstance(body, Mapping) and message_of(body) else response.text)
 
 
 def host_limit(url: str, concurrency: int) -> asyncio.Semaphore:

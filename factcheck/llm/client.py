@@ -41,7 +41,7 @@ from typing import Any
 
 from factcheck.cache import cached
 from factcheck.errors import ConfigError, LLMError, LLMRefusedError, MissingKeyError
-from factcheck.net import host_limit, tls_context
+from factcheck.net import host_limit, message_of, tls_context
 from factcheck.usage import record_llm, record_note, refusal, refuse
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -185,25 +185,9 @@ def _prompt_estimate(messages: Sequence[Mapping[str, str]]) -> int:
     return sum(estimate_tokens(str(m.get("content", ""))) + MESSAGE_OVERHEAD_TOKENS for m in messages)
 
 
-def provider_message(body: object) -> str:
-    """The server's own words from an error body: OpenAI/llama.cpp ``error.message``, Ollama's
-    ``error`` string, vLLM's top-level ``message``, or the start of a text body."""
-    if isinstance(body, Mapping):
-        error = body.get("error", body)
-        if isinstance(error, Mapping):
-            error = error.get("message") or error.get("detail") or ""
-        if not error and isinstance(body.get("message"), str):
-            error = body["message"]
-        text = str(error or "")
-    else:
-        text = str(body or "")
-    text = " ".join(text.split())
-    return text[:300] + ("..." if len(text) > 300 else "")
-
-
 def _status_error(settings: LLMSettings, exc: Any) -> LLMError:
     """An LLMError that says what the server said: status, its message and the request id."""
-    message = provider_message(exc.body)
+    message = message_of(exc.body)
     request_id = getattr(exc, "request_id", None)
     text = f"LLM at {settings.base_url} (model {settings.model}): HTTP {exc.status_code}"
     text += f": {message}" if message else ""
@@ -219,7 +203,7 @@ def _status_error(settings: LLMSettings, exc: Any) -> LLMError:
 def _rejected_parameter(exc: Any, sent: Mapping[str, Any]) -> str | None:
     """Which optional parameter a 400 says the model does not take, if it names one we sent."""
     param = str(getattr(exc, "param", None) or "")
-    message = provider_message(exc.body).lower()
+    message = message_of(exc.body).lower()
     for name in ("temperature", "max_tokens", "response_format"):
         if name in sent and (param.startswith(name) or name in message):
             return name
@@ -334,7 +318,7 @@ def _read_response(
     where = f"LLM at {settings.base_url} (model {settings.model})"
     finish = getattr(choice, "finish_reason", None)
     if message is not None and getattr(message, "refusal", None):
-        raise LLMError(f"{where} refused to answer: {provider_message(message.refusal)}")
+        raise LLMError(f"{where} refused to answer: {message_of(message.refusal)}")
     if finish == "content_filter":
         raise LLMError(f"{where}: the answer was withheld by the provider's content filter")
     if not text.strip():
