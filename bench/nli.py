@@ -5,7 +5,9 @@
 2. End to end per claim (BM25 over the shipped corpus, then ``nli``), cache off:
    median and p95 latency, sentences read per claim, and the process's peak memory.
 
-    python bench/nli.py [--claims 100] [--batch-sizes 1,8,32,64] [--fp32 build/nli/model-fp32.onnx]
+    python bench/nli.py [--claims 100] [--batch-sizes 1,8,32,64] [--fp32 build/nli/model-fp32.onnx] [--model FOLDER]
+
+``--model`` measures another model folder (an older model, say) in place of the shipped one.
 """
 
 from __future__ import annotations
@@ -50,8 +52,9 @@ def fp32_folder(onnx: Path) -> Path:
     return folder
 
 
-async def end_to_end(texts: list[str]) -> tuple[list[float], list[int]]:
-    checker = Checker(agents=[Agent("corpus", CorpusSource(), NLIVerifier())], cache={"enabled": False})
+async def end_to_end(texts: list[str], model: Path) -> tuple[list[float], list[int]]:
+    verifier = NLIVerifier(model=str(model))
+    checker = Checker(agents=[Agent("corpus", CorpusSource(), verifier)], cache={"enabled": False})
     await checker.acheck(texts[0])  # index and model loaded once, outside the timing
     latencies, sentences = [], []
     for text in texts:
@@ -70,7 +73,7 @@ def main(args: argparse.Namespace) -> None:
         for item in CorpusSource().search(Claim("bench", text))
         for sentence in split_sentences(item.text)
     ][:256]
-    models = {"int8 (shipped)": NLIModel(SHIPPED_MODEL)}
+    models = {"int8": NLIModel(args.model)}
     if args.fp32:
         models["fp32"] = NLIModel(fp32_folder(args.fp32))
     sizes = [int(s) for s in args.batch_sizes.split(",")]
@@ -81,9 +84,9 @@ def main(args: argparse.Namespace) -> None:
         rates[name] = [pairs_per_second(model, pairs, s) for s in sizes]
         print(f"{name:<16}" + "".join(f"{r:>11.0f}" for r in rates[name]))
     if "fp32" in rates:
-        ratio = [a / b for a, b in zip(rates["int8 (shipped)"], rates["fp32"], strict=True)]
+        ratio = [a / b for a, b in zip(rates["int8"], rates["fp32"], strict=True)]
         print(f"{'int8 / fp32':<16}" + "".join(f"{r:>10.2f}x" for r in ratio))
-    latencies, sentences = asyncio.run(end_to_end(texts))
+    latencies, sentences = asyncio.run(end_to_end(texts, args.model))
     ms = sorted(1000 * t for t in latencies)
     p95 = ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -98,5 +101,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--claims", type=int, default=100)
     parser.add_argument("--batch-sizes", default="1,8,32,64")
+    parser.add_argument("--model", type=Path, default=SHIPPED_MODEL, help="the int8 model folder to measure")
     parser.add_argument("--fp32", type=Path, help="an fp32 ONNX export to compare with (build/nli/model-fp32.onnx)")
     main(parser.parse_args())

@@ -4,8 +4,10 @@ explicit overrides (CLI flags, keyword arguments); later wins.
 A profile names a set of agents (source + verifier pairs). ``offline`` needs
 no key and no network (BM25 over a local corpus, judged by the shipped NLI
 model); ``baseline`` is the same search judged by the rule-based ``lexical``
-verifier, kept for comparison; ``paper`` is the MAFC paper's three agents and
-needs the LLM and web-search components (see docs/getting-started.md).
+verifier, kept for comparison; ``wiki`` asks Wikipedia (any MediaWiki) and judges
+its lead sections with the same model, no key needed; ``paper`` is the MAFC
+paper's three agents and needs the LLM and web-search components (see
+docs/getting-started.md).
 
 Example ``factcheck.toml``::
 
@@ -72,6 +74,8 @@ class Profile:
 PROFILES: dict[str, Profile] = {
     "offline": Profile("offline", (AgentSpec("corpus", "corpus", "nli"),), "nli", "sentence"),
     "baseline": Profile("baseline", (AgentSpec("corpus", "corpus", "lexical"),), "lexical", "sentence"),
+    # Keyless general knowledge: any MediaWiki's lead sections (--wikipedia-url), judged by the shipped model.
+    "wiki": Profile("wiki", (AgentSpec("wikipedia", "wikipedia", "nli"),), "nli", "sentence"),
     "paper": Profile(
         "paper",
         (

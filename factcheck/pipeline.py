@@ -26,6 +26,9 @@ from factcheck.config import Settings, load_settings
 from factcheck.errors import ConfigError, InputError, MissingKeyError, ServiceRefusedError, raise_errors_requested
 from factcheck.extractors.base import ClaimExtractor
 from factcheck.independence import apply_independence
+from factcheck.language import Detection
+from factcheck.language import detect as detect_language
+from factcheck.language import refusal as language_refusal
 from factcheck.llm.client import current_llm_settings, llm_settings
 from factcheck.plugins.manager import get_registry
 from factcheck.routing import RoutingPolicy, build_routing
@@ -270,10 +273,38 @@ class Checker:
             # After extraction: a model the extractor found refusing (a bad key or model name) skips its agents.
             with recorder.timed("prepare"):
                 broken = await self._prepare_agents(recorder)
+                # In a thread: the detector's model loads on first use (about half a second).
+                detection = await asyncio.to_thread(detect_language, text)
+                refused = self._refuse_unread_language(detection, broken, recorder)
             limit = asyncio.Semaphore(self.settings.max_concurrency)
             judged = await asyncio.gather(*(self._judge_claim(claim, limit, recorder, broken) for claim in claims))
             with recorder.timed("score"):
-                return score_text(text, list(zip(claims, judged, strict=True)), self.scorer, self.labels)
+                verdict = score_text(text, list(zip(claims, judged, strict=True)), self.scorer, self.labels)
+            # The language acted on, or one the detector is sure of; None for a short or mixed text.
+            return replace(verdict, language=detection.code if detection and (refused or detection.sure) else None)
+
+    def _refuse_unread_language(
+        self, detection: Detection | None, broken: dict[str, str], recorder: UsageRecorder
+    ) -> bool:
+        """Put each agent whose source or verifier cannot read the text's language in ``broken``, saying why.
+
+        Its claims then abstain at no cost (UNVERIFIED, not verdicts read from a text it cannot read).
+        """
+        refused = []
+        for agent in self.agents:
+            if agent.name in broken:
+                continue
+            for kind, component in (("verifier", agent.verifier), ("source", agent.source)):
+                reason = language_refusal(detection, f"{component.name} {kind}", component.languages)
+                if reason is not None:
+                    broken[agent.name] = reason
+                    refused.append(agent.name)
+                    break
+        if refused and detection is not None:
+            recorder.notes.append(
+                f"the text is {detection.note()}: agent {', '.join(refused)} cannot read it and abstained"
+            )
+        return bool(refused)
 
     async def _extract(self, text: str, recorder: UsageRecorder) -> list[Claim]:
         """The claims of ``text``. If a model-based extractor fails (no key, a time-out, an
@@ -388,7 +419,7 @@ class Checker:
                 factuality=assessment.factuality,
                 confidence=assessment.confidence if assessment.factuality is not None else 0.0,
                 rationale=assessment.rationale,
-                evidence=tuple(evidence),
+                evidence=_shown(evidence, assessment.evidence),
             )
 
         request = agent.judgment_request(claim, self.llm) if self.cache is not None else None
@@ -470,3 +501,11 @@ async def _abstain(agent: Agent, error: str) -> Judgment:
 def check(text: str, **options: Any) -> TextVerdict:
     """Check ``text`` with a :class:`Checker` built from ``options`` (see :class:`Checker`)."""
     return Checker(**options).check(text)
+
+
+def _shown(retrieved: list[Evidence], ordered: tuple[Evidence, ...] | None) -> tuple[Evidence, ...]:
+    """The evidence a judgment shows: the verifier's order (the passage that decided first) when it is a
+    reordering of what was retrieved, else the retrieved order."""
+    if ordered is None or sorted(map(repr, ordered)) != sorted(map(repr, retrieved)):
+        return tuple(retrieved)
+    return ordered

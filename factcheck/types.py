@@ -162,12 +162,15 @@ class Assessment:
     """What a verifier decides about a claim given evidence, before it is tied to an agent.
 
     ``factuality`` is ``None`` when the verifier abstains (the evidence says
-    nothing about the claim).
+    nothing about the claim). ``evidence``, when given, is the retrieved evidence
+    in the order to show it (the passage that decided first); None keeps the
+    retrieved order.
     """
 
     factuality: bool | None
     confidence: float
     rationale: str = ""
+    evidence: tuple[Evidence, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.factuality is not None and not isinstance(self.factuality, bool):
@@ -365,6 +368,9 @@ class TextVerdict:
     scorer_options: Mapping[str, Any] = field(default_factory=dict)
     labels: str = ""
     usage: Usage = field(default_factory=Usage)
+    # ISO 639-1 code of the text's language, None when undetected (too short, unsure) or recorded before
+    # detection existed: an added field, so factcheck/1 readers old and new read either JSON.
+    language: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The project's stable JSON for a checked text (``schema: factcheck/1``)."""
@@ -376,6 +382,7 @@ class TextVerdict:
             "scorer": self.scorer,
             "scorer_options": dict(self.scorer_options),
             "labels": self.labels,
+            "language": self.language,
             "claims": [c.to_dict() for c in self.claims],
             "usage": self.usage.to_dict(),
         }
@@ -401,4 +408,5 @@ class TextVerdict:
             scorer_options=dict(_mapping(data.get("scorer_options"), "scorer_options")),
             labels=str(data.get("labels") or ""),
             usage=Usage.from_dict(data.get("usage")),
+            language=_optional_str(data.get("language"), "text language"),
         )

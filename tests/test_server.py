@@ -515,3 +515,14 @@ def test_serve_is_a_registered_command() -> None:
     result = CliRunner().invoke(cli, ["serve", "--help"])
     assert result.exit_code == 0
     assert "--cors-origin" in result.output and "--insecure-no-auth" in result.output
+
+
+def test_stream_of_a_german_text_names_the_language_and_gives_no_english_verdict(base_url: str) -> None:
+    text = "Der Eiffelturm steht in Berlin. Er wurde 1925 fertiggestellt."
+    with httpx.stream("POST", f"{base_url}/v1/check/stream", json={"text": text}, headers=AUTH) as response:
+        sent = events(response)
+    claims = [data["claim"] for name, data in sent if name == "claim"]
+    assert len(claims) == 2 and all(c["label"] == "UNVERIFIED" for c in claims)
+    assert all("German (de)" in c["judgments"][0]["error"] for c in claims)
+    verdict = sent[-1][1]
+    assert verdict["language"] == "de" and verdict["label"] == "UNVERIFIED"

@@ -73,7 +73,8 @@ data_dir_flag = click.option(
     "dataset_options",
     multiple=True,
     metavar="KEY=VALUE",
-    help="Reader option, e.g. seed=3 or size=150 (scifact-mixed-random), split=test (liar).",
+    help="Reader option, e.g. seed=3 or size=150 (scifact-mixed-random), split=test (liar, fm2, check-covid), "
+    "part=synthetic (vitaminc), rounds=3 (anli).",
 )
 @profile_flag
 @config_flag

@@ -8,6 +8,7 @@ claim its gold evidence (``given`` mode, the verifier alone).
 
 from __future__ import annotations
 
+import csv
 import inspect
 import random
 import re
@@ -588,4 +589,265 @@ def read_liar(data_dir: Path, split: str = "valid") -> Dataset:
         has_evidence=False,
         description=f"liar/{split}.jsonl: true, mostly-true->TRUE; half-true, barely-true->PARTLY TRUE; "
         "false, pants-fire->FALSE; no evidence",
+    )
+
+
+# --- Check-COVID ---------------------------------------------------------------------------------------------------
+
+_CHECK_COVID = {"SUPPORT": Label.TRUE, "REFUTE": Label.FALSE}
+_CHECK_COVID_NEI = "NOTENOUGHINFO"
+_CHECK_COVID_FILES = {
+    "dev": ("dev/covidCheck_dev_composed+extracted.json",),
+    "test": ("test/covidCheck_test_composed.json", "test/covidCheck_test_extracted.json"),
+}
+
+
+def _split_files(name: str, split: str, files: Mapping[str, tuple[str, ...]], option: str = "split") -> tuple[str, ...]:
+    """The files of ``split``, or ConfigError naming the splits there are."""
+    if split not in files:
+        raise ConfigError(f"dataset {name!r}: {option} must be one of {', '.join(files)}, got {split!r}")
+    return files[split]
+
+
+@reader("check-covid")
+def read_check_covid(data_dir: Path, split: str = "dev") -> Dataset:
+    """Check-COVID news claims, each with the CORD-19 abstract its evidence sentences come from.
+
+    ``check_covid/Check-COVID/{split}/*.json`` (JSON lines; dev is composed+extracted, 207 claims):
+    SUPPORT -> TRUE, REFUTE -> FALSE; NOTENOUGHINFO claims (68 in dev) are left out, as there is no
+    such class here. The evidence is the whole cited abstract, as for SciFact, so the verifier must
+    find the sentence; composed claims are minimal edits of one another, judged against one abstract.
+    """
+    base = "check_covid/Check-COVID/"
+    abstracts = {
+        doc["cord_id"]: Evidence(source=GOLD, text="\n".join(doc["abstract"]), title=doc["title"])
+        for doc in _rows(data_dir, base + "corpus.json")
+    }
+    items = []
+    for relative in _split_files("check-covid", split, _CHECK_COVID_FILES):
+        path = _data_file(data_dir, base + relative)
+        for line, row in read_records(path):
+            if row["label"] == _CHECK_COVID_NEI:
+                continue
+            label = _map_label(_CHECK_COVID, row["label"], f"{path}:{line}")
+            if row["cord_id"] not in abstracts:
+                raise InputError(f"{path}:{line}: abstract {row['cord_id']!r} is not in corpus.json")
+            items.append(
+                EvalItem(
+                    id=f"check-covid-{row['id']}",
+                    text=row["claim"],
+                    gold=label,
+                    claims=_single(row["claim"], label, (abstracts[row["cord_id"]],)),
+                    meta={"cord_id": row["cord_id"], "is_auth": row.get("is_auth")},
+                )
+            )
+    return Dataset(
+        name="check-covid",
+        levels=2,
+        items=tuple(items),
+        has_evidence=True,
+        description=f"check_covid {split} (composed+extracted): SUPPORT->TRUE, REFUTE->FALSE, NOTENOUGHINFO left out; "
+        "evidence = the cited CORD-19 abstract",
+    )
+
+
+# --- Fool Me Twice -------------------------------------------------------------------------------------------------
+
+_FM2 = {"SUPPORTS": Label.TRUE, "REFUTES": Label.FALSE}
+_FM2_SPLITS = {"dev": ("dataset/dev.jsonl",), "test": ("dataset/test.jsonl",)}
+
+
+def _wikipedia_url(page: str) -> str:
+    return WIKIPEDIA + page.replace(" ", "_")
+
+
+@reader("fm2")
+def read_fm2(data_dir: Path, split: str = "dev") -> Dataset:
+    """Fool Me Twice: adversarial claims written against a Wikipedia page, with its gold sentences.
+
+    ``fm2/dataset/{split}.jsonl`` (dev 1,169, test 1,380): SUPPORTS -> TRUE, REFUTES -> FALSE.
+    The evidence is each ``gold_evidence`` sentence (about 1.3 a claim), titled with the page;
+    ``retrieved_evidence`` is not read.
+    """
+    [relative] = _split_files("fm2", split, _FM2_SPLITS)
+    path = _data_file(data_dir, "fm2/" + relative)
+    items = []
+    for line, row in read_records(path):
+        label = _map_label(_FM2, row["label"], f"{path}:{line}")
+        page = row["wikipedia_page"]
+        evidence = tuple(
+            Evidence(source=GOLD, text=gold["text"], title=page, url=_wikipedia_url(page))
+            for gold in row["gold_evidence"]
+        )
+        items.append(
+            EvalItem(
+                id=f"fm2-{row['id']}",
+                text=row["text"],
+                gold=label,
+                claims=_single(row["text"], label, evidence),
+                meta={"wikipedia_page": page, "category": row.get("category")},
+            )
+        )
+    return Dataset(
+        name="fm2",
+        levels=2,
+        items=tuple(items),
+        has_evidence=True,
+        description=f"fm2/dataset/{split}.jsonl: SUPPORTS->TRUE, REFUTES->FALSE; evidence = gold Wikipedia sentences",
+    )
+
+
+# --- VitaminC ------------------------------------------------------------------------------------------------------
+
+_VITAMINC = {"SUPPORTS": Label.TRUE, "REFUTES": Label.FALSE}
+_VITAMINC_NEI = "NOT ENOUGH INFO"
+_VITAMINC_PARTS = {"real": ("vitaminc_real/test.jsonl",), "synthetic": ("vitaminc_synthetic/test.jsonl",)}
+_FEVER_ESCAPES = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-COLON-": ":", "_": " "}
+
+
+def _fever_title(page: str) -> str:
+    """A FEVER page name (``2 Hearts -LRB-Kylie Minogue song-RRB-``) as Wikipedia spells it."""
+    for escaped, plain in _FEVER_ESCAPES.items():
+        page = page.replace(escaped, plain)
+    return re.sub(r"\s+\(", " (", page)
+
+
+@reader("vitaminc")
+def read_vitaminc(data_dir: Path, part: str = "real") -> Dataset:
+    """VitaminC contrastive pairs: one claim with the Wikipedia sentence before and after a revision.
+
+    ``vitaminc/vitaminc_{part}/test.jsonl`` (real 31,673 rows, synthetic 19,390; the folder's
+    held-out pages already removed): SUPPORTS -> TRUE, REFUTES -> FALSE; NOT ENOUGH INFO rows are
+    left out. One item per row, its evidence the row's sentence; rows of one ``case_id`` share a
+    claim or an evidence sentence and flip the verdict, so a verifier must read the evidence.
+    """
+    [relative] = _split_files("vitaminc", part, _VITAMINC_PARTS, option="part")
+    path = _data_file(data_dir, "vitaminc/" + relative)
+    items = []
+    for line, row in read_records(path):
+        if row["label"] == _VITAMINC_NEI:
+            continue
+        label = _map_label(_VITAMINC, row["label"], f"{path}:{line}")
+        title = _fever_title(row["page"])
+        evidence = (Evidence(source=GOLD, text=row["evidence"], title=title, url=_wikipedia_url(title)),)
+        items.append(
+            EvalItem(
+                id=f"vitaminc-{row['unique_id']}",
+                text=row["claim"],
+                gold=label,
+                claims=_single(row["claim"], label, evidence),
+                meta={"case_id": row["case_id"], "page": title},
+            )
+        )
+    return Dataset(
+        name="vitaminc",
+        levels=2,
+        items=tuple(items),
+        has_evidence=True,
+        description=f"vitaminc/{relative}: SUPPORTS->TRUE, REFUTES->FALSE, NOT ENOUGH INFO left out; "
+        "evidence = the row's Wikipedia sentence",
+    )
+
+
+# --- ANLI ----------------------------------------------------------------------------------------------------------
+
+_ANLI = {"e": Label.TRUE, "c": Label.FALSE}
+_ANLI_NEUTRAL = "n"
+_ANLI_ROUNDS = ("1", "2", "3")
+_ANLI_FILE = "anli_dev_annotated/anlizinganli/anli_annot_v0.2/ANLI_analysis_r{round}_dev.csv"
+
+
+@reader("anli")
+def read_anli(data_dir: Path, rounds: str = "1,2,3") -> Dataset:
+    """ANLI dev (adversarial NLI) as claims and evidence: evaluation only (CC BY-NC 4.0).
+
+    ``anli_dev_annotated/.../ANLI_analysis_r{1,2,3}_dev.csv``: the statement is the claim and the
+    context its one evidence passage; entailment (e) -> TRUE, contradiction (c) -> FALSE, neutral
+    rows are left out. ``rounds`` picks rounds, a comma list (``rounds=3``). Never train shipped
+    weights on it: the licence is non-commercial.
+    """
+    wanted = [part.strip() for part in rounds.replace(";", ",").split(",") if part.strip()]
+    if not wanted or any(part not in _ANLI_ROUNDS for part in wanted):
+        raise ConfigError(f"dataset 'anli': rounds must be a comma list of 1, 2, 3, got {rounds!r}")
+    items = []
+    for number in dict.fromkeys(wanted):
+        path = _data_file(data_dir, _ANLI_FILE.format(round=number))
+        with path.open(encoding="utf-8", newline="") as handle:
+            for line, row in enumerate(csv.DictReader(handle), 2):  # line 1 is the header
+                if row["gold_label"] == _ANLI_NEUTRAL:
+                    continue
+                label = _map_label(_ANLI, row["gold_label"], f"{path}:{line}")
+                claim = row["statement"].strip()
+                items.append(
+                    EvalItem(
+                        id=f"anli-r{number}-{row['uid']}",
+                        text=claim,
+                        gold=label,
+                        claims=_single(claim, label, (Evidence(source=GOLD, text=row["context"].strip()),)),
+                        meta={"round": int(number), "tags": row.get("tags")},
+                    )
+                )
+    return Dataset(
+        name="anli",
+        levels=2,
+        items=tuple(items),
+        has_evidence=True,
+        description=f"ANLI dev rounds {','.join(dict.fromkeys(wanted))} (CC BY-NC 4.0, evaluation only): "
+        "e->TRUE, c->FALSE, neutral left out; evidence = the context",
+    )
+
+
+# --- Citation-Integrity --------------------------------------------------------------------------------------------
+
+_CITATION_INTEGRITY = {"SUPPORT": Label.TRUE, "REFUTE": Label.FALSE}
+_CITATION_SPLITS = {name: (f"claims_{name}.jsonl",) for name in ("dev", "train", "test")}
+_CITATION_MARKER = re.compile(r"\s*\[?<\|[a-z_]+\|>\]?")
+
+
+@reader("citation-integrity")
+def read_citation_integrity(data_dir: Path, split: str = "dev") -> Dataset:
+    """Citation-Integrity: biomedical citation sentences checked against the article they cite.
+
+    ``citation_integrity/data/citint/claims_{split}.jsonl`` (SciFact format; dev 316 claims):
+    an evidence set labelled SUPPORT -> TRUE, REFUTE -> FALSE; claims with no evidence set (NEI,
+    24 in dev) or with both labels are left out. Citation markers (``[<|cit|>]``) are cut from the
+    claim. The evidence is each cited article's candidate sentences, one passage an article.
+    """
+    [relative] = _split_files("citation-integrity", split, _CITATION_SPLITS)
+    base = "citation_integrity/data/citint/"
+    path = _data_file(data_dir, base + relative)
+    rows = list(read_records(path))
+    cited = {int(doc_id) for _, row in rows for doc_id in row["cited_doc_ids"]}
+    articles = {
+        int(doc["doc_id"]): Evidence(source=GOLD, text="\n".join(doc["abstract"]), title=doc.get("title") or "")
+        for doc in _rows(data_dir, base + "corpus.jsonl")
+        if int(doc["doc_id"]) in cited
+    }
+    items = []
+    for line, row in rows:
+        labels = {evidence["label"] for sets in row["evidence"].values() for evidence in sets}
+        if len(labels) != 1:
+            continue
+        label = _map_label(_CITATION_INTEGRITY, labels.pop(), f"{path}:{line}")
+        claim = _CITATION_MARKER.sub("", row["claim"]).strip()
+        missing = [doc_id for doc_id in row["cited_doc_ids"] if int(doc_id) not in articles]
+        if missing:
+            raise InputError(f"{path}:{line}: cited documents {missing} are not in corpus.jsonl")
+        evidence = tuple(articles[int(doc_id)] for doc_id in row["cited_doc_ids"])
+        items.append(
+            EvalItem(
+                id=f"citation-integrity-{split}-{row['id']}",
+                text=claim,
+                gold=label,
+                claims=_single(claim, label, evidence),
+                meta={"cited_doc_ids": tuple(row["cited_doc_ids"])},
+            )
+        )
+    return Dataset(
+        name="citation-integrity",
+        levels=2,
+        items=tuple(items),
+        has_evidence=True,
+        description=f"citation_integrity {relative}: SUPPORT->TRUE, REFUTE->FALSE, no evidence (NEI) left out; "
+        "evidence = the cited article's candidate sentences",
     )

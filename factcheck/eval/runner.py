@@ -8,8 +8,9 @@ checked again (a half-written last line is dropped).
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +99,24 @@ def given_evidence_checker(dataset: Dataset, checker: Checker) -> Checker:
     return Checker(checker.settings, agents=agents, extractor=checker.extractor)
 
 
+def item_checker(checker: Checker, item: EvalItem) -> Checker:
+    """``checker`` with each given-evidence agent holding only ``item``'s gold evidence.
+
+    VitaminC pairs one claim text with the sentence before and after a revision, with opposite
+    labels: each item must be judged against its own evidence, not every passage given for that text.
+    """
+    if not any(isinstance(agent.source, GivenSource) for agent in checker.agents):
+        return checker
+    own = GivenSource(evidence={claim.text: claim.evidence for claim in item.claims})
+    agents = tuple(
+        replace(agent, source=own) if isinstance(agent.source, GivenSource) else agent for agent in checker.agents
+    )
+    # A shallow copy shares the loaded verifiers, the cache and the scorer: only the agents differ.
+    clone = copy.copy(checker)
+    clone.agents = agents
+    return clone
+
+
 async def check_items(
     items: Sequence[EvalItem],
     checker: Checker,
@@ -113,7 +132,7 @@ async def check_items(
 
         async def one(item: EvalItem) -> None:
             async with limit:
-                verdict = await checker.acheck(item.text, None if extract else item_claims(item))
+                verdict = await item_checker(checker, item).acheck(item.text, None if extract else item_claims(item))
             log.write(record(item, verdict))
             on_done()
 

@@ -8,6 +8,7 @@ recorded check re-scores exactly as a live one would.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from factcheck.scoring.base import LabelRule, Scorer
 from factcheck.types import Claim, ClaimVerdict, Judgment, TextVerdict, Usage
@@ -44,7 +45,7 @@ def score_text(
 def rescore(verdict: TextVerdict, scorer: Scorer, rule: LabelRule) -> TextVerdict:
     """Re-score a recorded check with another scorer or label rule; calls no source."""
     judged = [(c.claim, c.judgments) for c in verdict.claims]
-    return score_text(verdict.text, judged, scorer, rule, verdict.usage)
+    return replace(score_text(verdict.text, judged, scorer, rule, verdict.usage), language=verdict.language)
 
 
 __all__ = ["LabelRule", "Scorer", "rescore", "score_claim", "score_text"]

@@ -24,7 +24,7 @@ import asyncio
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from factcheck.errors import FactcheckError, raise_errors_requested
@@ -113,11 +113,13 @@ async def check_events(checker: Checker, text: str, deadline_s: float) -> AsyncI
     yield CheckEvent("claims", {"claims": [claim.to_dict() for claim in claims]})
 
     limit = asyncio.Semaphore(checker.settings.max_concurrency)
+    languages: list[str | None] = []  # each claim's check detects the same text's language
 
     async def check_one(claim: Claim) -> tuple[ClaimVerdict, Usage]:
         async with limit:
             try:
                 verdict = await checker.acheck(text, claims=[claim])
+                languages.append(verdict.language)
             except FactcheckError:
                 raise
             except Exception as exc:
@@ -157,5 +159,7 @@ async def check_events(checker: Checker, text: str, deadline_s: float) -> AsyncI
         for i, claim in enumerate(claims)
     ]
     usage = merge_usage(usages, time.perf_counter() - started)
-    verdict = score_text(text, judged, checker.scorer, checker.labels, usage)
+    verdict = replace(
+        score_text(text, judged, checker.scorer, checker.labels, usage), language=next(iter(languages), None)
+    )
     yield CheckEvent("verdict", {**verdict.to_dict(), "partial": partial})

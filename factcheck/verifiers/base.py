@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import ClassVar
 
 from factcheck.cache import ReusableJudgments
 from factcheck.options import Configurable
@@ -20,6 +21,9 @@ class Verifier(Configurable, ReusableJudgments, ABC):
     """
 
     name: str
+    # The languages it reads (ISO 639-1 codes); None reads any. An agent whose source or verifier
+    # cannot read the checked text's language abstains on every claim, naming the language.
+    languages: ClassVar[frozenset[str] | None] = None
 
     async def prepare(self) -> None:
         """Get ready before a check's first claim (check that a needed API key is set).

@@ -102,6 +102,7 @@ class LexicalVerifier(Verifier):
     """
 
     name = "lexical"
+    languages = frozenset({"en"})  # English stop words, negation and direction cues
     reuse_judgments = True
     min_coverage: float = 0.3
     max_confidence: float = 0.9

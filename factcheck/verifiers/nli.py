@@ -2,20 +2,27 @@
 
 The model reads ``(claim, evidence sentence)`` pairs and gives the
 probabilities of SUPPORTS, REFUTES and NOT ENOUGH INFO (temperature-scaled, so
-they are calibrated on held-out claims). It is MiniLM-L6 fine-tuned on SciFact
-and FEVER training data, quantised to int8 and shipped in the package
-(``factcheck/data/nli``); ``scripts/train_offline_nli.py`` retrains it and
+they are calibrated on held-out claims). It is MiniLM-L6 fine-tuned on
+SciFact, VitaminC, NLI, negation and other claim-evidence training sets,
+quantised to int8 and shipped in the package (``factcheck/data/nli``); ``scripts/train_offline_nli.py`` retrains it and
 ``docs/models/offline-nli.md`` is its model card. Running it needs
 ``onnxruntime`` and ``tokenizers`` only, no torch.
 
 How a claim is decided:
 
 1. Split the retrieved passages into sentences (best passages first, at most
-   ``max_sentences``) and classify every (claim, sentence) pair in batches.
-2. Relevance is the best ``P(SUPPORTS) + P(REFUTES)`` of any sentence. Below
-   ``min_relevance`` NOT ENOUGH INFO dominates everywhere: **abstain**.
+   ``max_sentences``) and classify every (claim, sentence) pair, one pair at
+   a time by default (``batch_size``).
+2. The relevance gate: **abstain**, saying that no passage in the corpus
+   addresses the claim, when no passage holds ``min_coverage`` of the claim's
+   content words, or when the best ``P(SUPPORTS) + P(REFUTES)`` of any
+   sentence is below ``min_relevance`` (NOT ENOUGH INFO dominates
+   everywhere). Both thresholds are calibrated on held-out training claims
+   (``scripts/tune_nli.py``; the model's ``nli.json`` records them).
 3. Otherwise the strongest support and the strongest refutation are compared:
    the larger one gives the verdict, and its probability is the confidence.
+   The rationale quotes that sentence, and the judgment's evidence shows its
+   passage first.
 
 Evidence is only classified, never followed as instructions: text in a page
 can change what the model reads, not what it is asked.
@@ -40,6 +47,7 @@ from factcheck.text import split_sentences
 from factcheck.types import Assessment, Claim, Evidence
 from factcheck.usage import record_call
 from factcheck.verifiers.base import Verifier
+from factcheck.verifiers.lexical import content_stems
 
 SHIPPED_MODEL = Path(__file__).resolve().parent.parent / "data" / "nli"
 LABELS = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
@@ -122,16 +130,31 @@ def model_digest(folder: Path) -> str:
         return _digests[key]
 
 
+def coverage(claim: str, evidence: Sequence[Evidence]) -> float:
+    """The largest share of the claim's content words (stemmed, stop words dropped) found in one passage:
+    a passage about the claim's subject shares its words. 1.0 for a claim with no content word."""
+    stems = content_stems(claim)
+    if not stems:
+        return 1.0
+    return max((len(stems & content_stems(item.text)) / len(stems) for item in evidence), default=0.0)
+
+
 def _quote(sentence: str, limit: int = 200) -> str:
     return sentence if len(sentence) <= limit else sentence[: limit - 3] + "..."
 
 
+NO_PASSAGE = "no passage in the corpus addresses this claim"
+
+
 @dataclass(frozen=True)
 class Reading:
-    """What the model read for one claim: each evidence sentence and its (S, R, NEI) probabilities."""
+    """What the model read for one claim: each evidence sentence and its (S, R, NEI) probabilities,
+    and the evidence passages in the order they were retrieved."""
 
     sentences: tuple[tuple[Evidence, str], ...]
     probs: np.ndarray
+    evidence: tuple[Evidence, ...] = ()
+    coverage: float = 1.0  # the largest share of the claim's content words that one passage holds
 
     @property
     def relevance(self) -> float:
@@ -143,28 +166,50 @@ class Reading:
         index = int(self.probs[:, label].argmax())
         return float(self.probs[index, label]), index
 
+    def decisive(self) -> tuple[bool, float, int]:
+        """(verdict, probability, sentence index): the stronger of the best support and the best refutation
+        (support wins a tie), its probability, and the sentence that has it: the sentence that decides."""
+        support, refute = self.strongest(SUPPORTS), self.strongest(REFUTES)
+        verdict = support[0] >= refute[0]
+        p, index = support if verdict else refute
+        return verdict, p, index
+
+    def deciding_first(self, index: int) -> tuple[Evidence, ...]:
+        """The evidence passages with the one holding sentence ``index`` first, the rest in retrieved order."""
+        item = self.sentences[index][0]
+        return (item, *(e for e in self.evidence if e is not item))
+
 
 @dataclass(frozen=True)
 class NLIVerifier(Verifier):
     """Offline natural-language-inference verifier (ONNX MiniLM cross-encoder).
 
     Options: ``model`` (a folder with model.onnx, tokenizer.json and nli.json;
-    default: the shipped model), ``min_relevance`` (abstain when no sentence's
-    P(SUPPORTS) + P(REFUTES) reaches it), ``max_sentences`` read per claim,
-    ``batch_size``, ``threads`` (onnxruntime intra-op threads; 0: its default).
+    default: the shipped model); the relevance gate, ``min_relevance`` (abstain
+    when no sentence's P(SUPPORTS) + P(REFUTES) reaches it) and ``min_coverage``
+    (abstain when no passage holds this share of the claim's content words),
+    both calibrated for the shipped model (its nli.json's ``gate`` records them);
+    ``max_sentences`` read per claim, ``batch_size``, ``threads`` (onnxruntime
+    intra-op threads; 0: its default).
     """
 
     name = "nli"
+    languages = frozenset({"en"})  # trained on English pairs only
     reuse_judgments = True
     model: str | None = None
-    min_relevance: float = 0.2
+    # The gate calibrated for the shipped model on held-out training claims (its nli.json records it);
+    # re-tune it with scripts/tune_nli.py for another model.
+    min_relevance: float = 0.3
+    min_coverage: float = 0.35
     max_sentences: int = 48
-    batch_size: int = 32
+    batch_size: int = 1  # pair by pair: no padding, and no batch-mate moves a probability (int8 scales per batch)
     threads: int = 0
 
     def __post_init__(self) -> None:
-        if not 0 <= self.min_relevance <= 1:
-            raise ConfigError(f"nli: min_relevance must be in [0, 1], got {self.min_relevance!r}")
+        for name in ("min_relevance", "min_coverage"):
+            value = getattr(self, name)
+            if not (isinstance(value, int | float) and 0 <= value <= 1):
+                raise ConfigError(f"nli: {name} must be in [0, 1], got {value!r}")
         if self.max_sentences < 1 or self.batch_size < 1 or self.threads < 0:
             raise ConfigError("nli: max_sentences and batch_size must be at least 1, threads at least 0")
         if self.model is not None and not Path(self.model).expanduser().is_dir():
@@ -188,34 +233,44 @@ class NLIVerifier(Verifier):
             (item, sentence) for item in evidence for sentence in split_sentences(item.text) if len(sentence) > 1
         ][: self.max_sentences]
         if not sentences:
-            return Reading((), np.zeros((0, len(LABELS))))
+            return Reading((), np.zeros((0, len(LABELS))), tuple(evidence), 0.0)
         model = load_model(self.model_folder, self.threads)
         probs = model.probabilities([(claim.text, sentence) for _, sentence in sentences], self.batch_size)
         record_call("nli:pairs", len(sentences))
-        return Reading(tuple(sentences), probs)
+        return Reading(tuple(sentences), probs, tuple(evidence), coverage(claim.text, evidence))
 
     def decide(self, reading: Reading) -> Assessment:
-        """The verdict on a :class:`Reading`: abstain below ``min_relevance``, else the stronger of
-        the best support and the best refutation, with its probability as the confidence."""
+        """The verdict on a :class:`Reading`: abstain when no passage addresses the claim (coverage below
+        ``min_coverage`` or relevance below ``min_relevance``), else the stronger of the best support and
+        the best refutation, with its probability as the confidence. The rationale quotes that sentence,
+        and its passage comes first in the judgment's evidence."""
         if not reading.sentences:
             return Assessment(None, 0.0, "no evidence retrieved")
         support, refute = reading.strongest(SUPPORTS), reading.strongest(REFUTES)
-        if reading.relevance < self.min_relevance:
+        min_relevance, min_coverage = self.min_relevance, self.min_coverage
+        if reading.coverage < min_coverage:
             return Assessment(
                 None,
                 0.0,
-                f"NOT ENOUGH INFO in {len(reading.sentences)} sentences "
-                f"(best P(supports) {support[0]:.2f}, P(refutes) {refute[0]:.2f})",
+                f"{NO_PASSAGE}: the best passage holds {reading.coverage:.0%} of its content words "
+                f"(at least {min_coverage:.0%} needed)",
             )
-        verdict = support[0] >= refute[0]
-        p, index = support if verdict else refute
+        if reading.relevance < min_relevance:
+            return Assessment(
+                None,
+                0.0,
+                f"{NO_PASSAGE}: NOT ENOUGH INFO in all {len(reading.sentences)} sentences read "
+                f"(relevance {reading.relevance:.2f} < {min_relevance:g}; "
+                f"best P(supports) {support[0]:.2f}, P(refutes) {refute[0]:.2f})",
+            )
+        verdict, p, index = reading.decisive()
         item, sentence = reading.sentences[index]
         label = LABELS[SUPPORTS if verdict else REFUTES]
         rationale = f'{label} (p={p:.2f}) by ({item.title or item.source}): "{_quote(sentence)}"'
         other = refute[0] if verdict else support[0]
         if other >= 0.3:
             rationale += f"; the strongest {'refutation' if verdict else 'support'} has p={other:.2f}"
-        return Assessment(verdict, round(p, 4), rationale)
+        return Assessment(verdict, round(p, 4), rationale, evidence=reading.deciding_first(index))
 
     def assess(self, claim: Claim, evidence: Sequence[Evidence]) -> Assessment:
         """Synchronous judgment (the async :meth:`judge` runs it in a worker thread)."""

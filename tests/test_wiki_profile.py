@@ -1,0 +1,85 @@
+"""The keyless ``wiki`` profile end to end: sentence claims, the Wikipedia agent against a local fake MediaWiki
+serving recorded API answers (tests/data/mediawiki), judged by the shipped ``nli`` model; no key anywhere."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+from click.testing import CliRunner
+
+from factcheck.cli import cli
+from factcheck.config import PROFILES, load_settings
+from tests.fakes import FakeServer
+from tests.test_sources_wikipedia import API, mediawiki, params
+
+KEYS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "FACTCHECK_LLM_BASE_URL", "SERPER_API_KEY", "SERPAPI_API_KEY")
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeServer]:
+    for key in KEYS:  # the profile must need none of them
+        monkeypatch.delenv(key, raising=False)
+    with FakeServer() as fake:
+        fake.route("GET", API, mediawiki)
+        yield fake
+
+
+def check(server: FakeServer, text: str, *extra: str) -> tuple[int, str]:
+    args = ["check", text, "--profile", "wiki", "--wikipedia-url", server.url + API, "--no-cache", *extra]
+    result = CliRunner().invoke(cli, args)
+    return result.exit_code, result.output
+
+
+def test_the_profile_is_the_wikipedia_agent_judged_by_nli_with_sentence_claims() -> None:
+    profile = PROFILES["wiki"]
+    assert [(a.name, a.source, a.verifier) for a in profile.agents] == [("wikipedia", "wikipedia", "nli")]
+    assert (profile.extractor, profile.default_verifier) == ("sentence", "nli")
+    settings = load_settings(env={}, profile="wiki", source_options={"wikipedia": {"api_url": "http://x/w/api.php"}})
+    [agent] = settings.resolved_agents()
+    assert agent.source_options == {"api_url": "http://x/w/api.php"}
+
+
+def test_a_claim_the_lead_section_states_is_true_with_one_request_per_claim(server: FakeServer) -> None:
+    code, output = check(server, "The Eiffel Tower is a wrought-iron lattice tower in Paris.", "--format", "json")
+    assert code == 0, output
+    data = json.loads(output)
+    assert data["language"] == "en"
+    [claim] = data["claims"]
+    [judgment] = claim["judgments"]
+    assert judgment["agent"] == "wikipedia" and judgment["error"] is None
+    assert judgment["evidence"][0]["title"] == "Eiffel Tower"
+    assert judgment["evidence"][0]["url"] == "https://en.wikipedia.org/wiki/Eiffel_Tower"
+    assert judgment["factuality"] is True and claim["label"] == "TRUE"
+    [request] = server.calls(API)  # the request contract: one generator=search request with the extracts
+    query = params(request)
+    assert query["generator"] == "search" and query["prop"] == "extracts|info"
+    assert query["gsrsearch"] == "The Eiffel Tower is a wrought-iron lattice tower in Paris."
+    assert data["usage"]["llm_calls"] == 0 and data["usage"]["calls"]["verifier:nli"] == 1
+
+
+def test_the_text_report_names_the_agent_and_the_page(server: FakeServer) -> None:
+    code, output = check(server, "Marie Curie won two Nobel Prizes. The Great Wall of China is in China.")
+    assert code == 0, output
+    assert "wikipedia" in output and "skipped" not in output
+    assert {params(r)["gsrsearch"] for r in server.calls(API)} == {
+        "Marie Curie won two Nobel Prizes.",
+        "The Great Wall of China is in China.",
+    }
+
+
+def test_a_german_text_is_unverified_without_asking_the_wiki(server: FakeServer) -> None:
+    code, output = check(server, "Der Eiffelturm steht in Berlin. Er wurde 1925 gebaut.", "--format", "json")
+    assert code == 0, output
+    data = json.loads(output)
+    assert data["label"] == "UNVERIFIED" and data["language"] == "de"
+    for claim in data["claims"]:
+        assert claim["label"] == "UNVERIFIED"
+        assert claim["judgments"][0]["error"] == "the text is German (de); the nli verifier reads English only"
+    assert not server.calls(API)
+
+
+def test_the_cli_help_lists_the_profile() -> None:
+    result = CliRunner().invoke(cli, ["check", "--help"])
+    assert result.exit_code == 0 and "wiki" in result.output
