@@ -164,6 +164,9 @@ class ReusableJudgments:
     """
 
     reuse_judgments: ClassVar[bool] = False
+    # Options that change how a component talks to its service, never what it answers (time-outs,
+    # concurrency, the User-Agent naming the operator): left out of reuse keys and batch fingerprints.
+    transport_options: ClassVar[frozenset[str]] = frozenset()
 
     def cache_version(self) -> str:
         """What a reused judgment depends on besides the options (a corpus's or model's fingerprint)."""

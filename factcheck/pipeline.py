@@ -52,6 +52,11 @@ def normalise_claim(text: str) -> str:
     return folded.strip(" \"'\u201c\u201d\u2018\u2019").rstrip(".!").strip()
 
 
+def answer_options(component: Source | Verifier) -> dict[str, Any]:
+    """The component's options that can change its answers (its ``transport_options`` left out)."""
+    return {k: v for k, v in component.options().items() if k not in component.transport_options}
+
+
 @dataclass(frozen=True)
 class Agent:
     """A named evidence agent: a source paired with a verifier."""
@@ -71,8 +76,8 @@ class Agent:
         request = {
             "claim": normalise_claim(claim.text),
             "queries": [normalise_claim(q) for q in claim.queries],
-            "source": [self.source.name, self.source.options(), self.source.cache_version()],
-            "verifier": [self.verifier.name, self.verifier.options(), self.verifier.cache_version()],
+            "source": [self.source.name, answer_options(self.source), self.source.cache_version()],
+            "verifier": [self.verifier.name, answer_options(self.verifier), self.verifier.cache_version()],
             "llm": [llm.base_url, llm.model],
         }
         try:

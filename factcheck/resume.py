@@ -148,16 +148,19 @@ def checker_fingerprint(checker: Checker) -> dict[str, Any]:
     """What a checker's results depend on: its agents with their options, extractor, scoring and model.
 
     Options a source holds as data (a ``given`` source's ``evidence``) are left out:
-    they are the dataset, which the caller records by name.
+    they are the dataset, which the caller records by name; so are transport options
+    (time-outs, the operator's User-Agent), which change no result.
     """
+    from factcheck.pipeline import answer_options
+
     return {
         "agents": [
             {
                 "name": a.name,
                 "source": a.source.name,
-                "source_options": {k: v for k, v in a.source.options().items() if k != "evidence"},
+                "source_options": {k: v for k, v in answer_options(a.source).items() if k != "evidence"},
                 "verifier": a.verifier.name,
-                "verifier_options": a.verifier.options(),
+                "verifier_options": answer_options(a.verifier),
             }
             for a in checker.agents
         ],

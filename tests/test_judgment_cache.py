@@ -110,3 +110,19 @@ def test_components_that_do_not_opt_in_and_a_disabled_cache_are_judged_every_tim
     off.check("The sky is blue.")
     off.check("The sky is blue.")
     assert RETRIEVALS["The sky is blue."] == 2
+
+
+def test_transport_options_change_neither_reuse_nor_the_batch_fingerprint() -> None:
+    from factcheck.pipeline import answer_options
+    from factcheck.resume import checker_fingerprint
+    from factcheck.sources.wikipedia import WikipediaSource
+
+    polite = WikipediaSource(user_agent="my-checker/1.0 (me@example.org)", timeout_s=5.0, concurrency=2)
+    plain = WikipediaSource()
+    assert answer_options(polite) == answer_options(plain) and "user_agent" not in answer_options(polite)
+    assert answer_options(WikipediaSource(pages=3)) != answer_options(plain)  # what it finds still counts
+    prints = [
+        checker_fingerprint(Checker(agents=[Agent("wikipedia", source, ScriptedVerifier())], cache={"enabled": False}))
+        for source in (polite, plain)
+    ]
+    assert prints[0] == prints[1] and "me@example.org" not in json.dumps(prints[0])

@@ -304,6 +304,7 @@ class WebSearchSource(Source):
     top_k: int = 5
     timeout_s: float = 20.0
     concurrency: int = 4
+    transport_options = frozenset({"timeout_s", "concurrency"})  # change how it asks, not what it finds
 
     def __post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):

@@ -261,6 +261,7 @@ class WikipediaSource(Source):
     timeout_s: float = 20.0
     concurrency: int = 1
     user_agent: str | None = None
+    transport_options = frozenset({"timeout_s", "concurrency", "user_agent"})  # change how it asks, not what it finds
 
     def __post_init__(self) -> None:
         if not isinstance(self.language, str) or not _LANGUAGE.fullmatch(self.language):
