@@ -140,8 +140,13 @@ def _identifier() -> Any:
     return identifier
 
 
+@functools.lru_cache(maxsize=64)
 def detect(text: str) -> Detection | None:
-    """The language of ``text``, or ``None`` when it is too short to tell (fewer than 12 letters)."""
+    """The language of ``text``, or ``None`` when it is too short to tell (fewer than 12 letters).
+
+    Remembered for the last texts: the server's event stream checks a text claim by claim, and
+    each of those checks asks about the same text.
+    """
     if sum(ch.isalpha() for ch in text) < MIN_LETTERS:
         return None
     with _lock:

@@ -163,7 +163,7 @@ def provider_message(response: httpx.Response) -> str:
         body: Any = response.json()
     except (json.JSONDecodeError, UnicodeDecodeError):
         body = None
-    return message_of(body if isinstance(body, Mapping) and message_of(body) else response.text)
+    return (message_of(body) if isinstance(body, Mapping) else "") or message_of(response.text)
 
 
 def host_limit(url: str, concurrency: int) -> asyncio.Semaphore:

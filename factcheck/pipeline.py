@@ -11,6 +11,7 @@ out of time, abstains on that claim with ``error`` set; the check completes.
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import os
 import unicodedata
@@ -211,6 +212,15 @@ class Checker:
         )
         self.llm = llm_settings(settings.llm)
         self.cache = open_cache(settings.cache)
+
+    def with_agents(self, agents: Sequence[Agent]) -> Checker:
+        """This checker with other agents; it shares the extractor, scorer, label rule, routing and cache."""
+        names = [a.name for a in agents]
+        if not names or len(set(names)) != len(names):
+            raise ConfigError(f"agents must be at least one, with unique names, got {names}")
+        clone = copy.copy(self)
+        clone.agents = tuple(agents)
+        return clone
 
     @staticmethod
     def _build_agents(settings: Settings) -> tuple[Agent, ...]:

@@ -37,6 +37,7 @@ import json
 import re
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -192,7 +193,7 @@ class FakeModel:
     ``temperature`` other than 1 and to ``max_tokens``, as OpenAI does for its
     reasoning models. ``json_mode``: whether ``response_format`` is accepted.
     ``models``: the model names served (others get ``missing_model``'s 404).
-    ``requests`` keeps every request body answered.
+    ``requests`` keeps the request bodies answered (the latest 10,000).
     """
 
     style: str = "plain"
@@ -201,7 +202,8 @@ class FakeModel:
     json_mode: bool = True
     models: tuple[str, ...] = ()
     missing_model: str = "ollama_missing_model"
-    requests: list[dict[str, Any]] = field(default_factory=list)
+    # The latest requests only: a server left running for a benchmark must not grow without bound.
+    requests: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=10_000))
 
     def respond(self, body: Mapping[str, Any]) -> tuple[int, Any]:
         """The HTTP status and JSON body answering one chat-completions request body."""

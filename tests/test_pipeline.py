@@ -241,3 +241,12 @@ def test_given_claims_skip_extraction_and_given_source_serves_their_evidence() -
     known, unknown = verdict.claims
     assert known.judgments[0].evidence[0].title == "Boiling" and known.label is Label.TRUE
     assert unknown.judgments[0].factuality is None  # no evidence given: the verifier abstains
+
+
+def test_with_agents_shares_everything_but_the_agents() -> None:
+    checker = Checker(agents=[Agent("a", StaticSource(passages=("x",)), ScriptedVerifier())], cache={"enabled": False})
+    other = checker.with_agents([Agent("b", StaticSource(passages=("y",)), ScriptedVerifier())])
+    assert [a.name for a in other.agents] == ["b"] and [a.name for a in checker.agents] == ["a"]
+    assert other.scorer is checker.scorer and other.cache is checker.cache and other.extractor is checker.extractor
+    with pytest.raises(ConfigError, match="unique names"):
+        checker.with_agents([checker.agents[0], checker.agents[0]])

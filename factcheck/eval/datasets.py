@@ -116,9 +116,19 @@ def _map_label(mapping: Mapping[str, Label], value: object, where: str) -> Label
         raise InputError(f"{where}: unexpected label {value!r} (expected one of {', '.join(mapping)})") from None
 
 
-def _single(text: str, label: Label | None, evidence: tuple[Evidence, ...] = ()) -> tuple[GoldClaim, ...]:
-    """The claims of a text that is one claim."""
-    return (GoldClaim(text=text, label=label, evidence=evidence),)
+def _claim_item(
+    item_id: str,
+    text: str,
+    gold: Label,
+    evidence: tuple[Evidence, ...] = (),
+    *,
+    meta: Mapping[str, Any],
+    claim_label: bool = True,
+) -> EvalItem:
+    """An item whose text is one claim, judged against ``evidence``. ``claim_label``: the claim's gold
+    is the text's (two-level sets); False where the dataset labels the text only (PARTLY TRUE, ...)."""
+    claim = GoldClaim(text=text, label=gold if claim_label else None, evidence=evidence)
+    return EvalItem(item_id, text, gold, (claim,), meta)
 
 
 def _split_evenly(total: int, parts: int) -> list[int]:
@@ -194,11 +204,11 @@ def read_scifact_binary(data_dir: Path) -> Dataset:
     """
     evidence = _scifact_evidence(data_dir)
     items = tuple(
-        EvalItem(
-            id=f"scifact-dev-{dev_id}",
-            text=claim,
-            gold=label,
-            claims=_single(claim, label, evidence[dev_id]),
+        _claim_item(
+            f"scifact-dev-{dev_id}",
+            claim,
+            label,
+            evidence[dev_id],
             meta={"scifact_dev_id": dev_id},
         )
         for dev_id, claim, label in _scifact_claims(data_dir)
@@ -347,12 +357,8 @@ def read_fever_binary(data_dir: Path) -> Dataset:
         seen.add(claim)
         label = _map_label(_FEVER, row["label_before"], f"{path}:{line}")
         items.append(
-            EvalItem(
-                id=f"fever-sf-{row_number}",
-                text=claim,
-                gold=label,
-                claims=_single(claim, label, _fever_evidence(row["text_orig"])),
-                meta={"row": row_number},
+            _claim_item(
+                f"fever-sf-{row_number}", claim, label, _fever_evidence(row["text_orig"]), meta={"row": row_number}
             )
         )
     return Dataset(
@@ -392,12 +398,13 @@ def read_healthver(data_dir: Path) -> Dataset:
         gold = Label.PARTLY_TRUE if supports and refutes else Label.TRUE if supports else Label.FALSE
         texts = dict.fromkeys(row["evidence"] for row in rows)  # the same sentence is paired twice at times
         items.append(
-            EvalItem(
-                id=f"healthver-{rows[0]['id']}",
-                text=claim,
-                gold=gold,
-                claims=_single(claim, None, tuple(Evidence(source=GOLD, text=text) for text in texts)),
+            _claim_item(
+                f"healthver-{rows[0]['id']}",
+                claim,
+                gold,
+                tuple(Evidence(source=GOLD, text=text) for text in texts),
                 meta={"topic_ip": rows[0]["topic_ip"], "question": rows[0]["question"]},
+                claim_label=False,
             )
         )
     return Dataset(
@@ -441,12 +448,13 @@ def read_wice(data_dir: Path) -> Dataset:
     for line, row in read_records(path):
         meta = row["meta"]
         items.append(
-            EvalItem(
-                id=str(meta["id"]),
-                text=row["claim"],
-                gold=_map_label(_WICE, row["label"], f"{path}:{line}"),
-                claims=_single(row["claim"], None, _wice_evidence(row["evidence"])),
+            _claim_item(
+                str(meta["id"]),
+                row["claim"],
+                _map_label(_WICE, row["label"], f"{path}:{line}"),
+                _wice_evidence(row["evidence"]),
                 meta={key: meta.get(key) for key in ("claim_title", "claim_section", "claim_context")},
+                claim_label=False,
             )
         )
     return Dataset(
@@ -520,11 +528,11 @@ def read_averitec(data_dir: Path) -> Dataset:
             continue
         gold = _map_label(_AVERITEC, row["label"], f"{path}:{line}")
         items.append(
-            EvalItem(
-                id=f"averitec-{row['row']}",
-                text=row["claim"],
-                gold=gold,
-                claims=_single(row["claim"], None, _averitec_evidence(row)),
+            _claim_item(
+                f"averitec-{row['row']}",
+                row["claim"],
+                gold,
+                _averitec_evidence(row),
                 meta={
                     "row": row["row"],
                     "original_label": row["label"],
@@ -533,6 +541,7 @@ def read_averitec(data_dir: Path) -> Dataset:
                     "reporting_source": row.get("reporting_source"),
                     "location_ISO_code": row.get("location_ISO_code"),
                 },
+                claim_label=False,
             )
         )
     return Dataset(
@@ -574,12 +583,13 @@ def read_liar(data_dir: Path, split: str = "valid") -> Dataset:
     for line, row in read_records(path):
         liar_id = str(row["id"]).removesuffix(".json")
         items.append(
-            EvalItem(
-                id=f"liar-{liar_id}",
-                text=row["statement"],
-                gold=_map_label(_LIAR, row["label"], f"{path}:{line}"),
-                claims=_single(row["statement"], None),
+            _claim_item(
+                f"liar-{liar_id}",
+                row["statement"],
+                _map_label(_LIAR, row["label"], f"{path}:{line}"),
+                (),
                 meta={"original_label": row["label"], **{key: row.get(key) for key in _LIAR_META}},
+                claim_label=False,
             )
         )
     return Dataset(
@@ -633,11 +643,11 @@ def read_check_covid(data_dir: Path, split: str = "dev") -> Dataset:
             if row["cord_id"] not in abstracts:
                 raise InputError(f"{path}:{line}: abstract {row['cord_id']!r} is not in corpus.json")
             items.append(
-                EvalItem(
-                    id=f"check-covid-{row['id']}",
-                    text=row["claim"],
-                    gold=label,
-                    claims=_single(row["claim"], label, (abstracts[row["cord_id"]],)),
+                _claim_item(
+                    f"check-covid-{row['id']}",
+                    row["claim"],
+                    label,
+                    (abstracts[row["cord_id"]],),
                     meta={"cord_id": row["cord_id"], "is_auth": row.get("is_auth")},
                 )
             )
@@ -680,11 +690,11 @@ def read_fm2(data_dir: Path, split: str = "dev") -> Dataset:
             for gold in row["gold_evidence"]
         )
         items.append(
-            EvalItem(
-                id=f"fm2-{row['id']}",
-                text=row["text"],
-                gold=label,
-                claims=_single(row["text"], label, evidence),
+            _claim_item(
+                f"fm2-{row['id']}",
+                row["text"],
+                label,
+                evidence,
                 meta={"wikipedia_page": page, "category": row.get("category")},
             )
         )
@@ -731,11 +741,11 @@ def read_vitaminc(data_dir: Path, part: str = "real") -> Dataset:
         title = _fever_title(row["page"])
         evidence = (Evidence(source=GOLD, text=row["evidence"], title=title, url=_wikipedia_url(title)),)
         items.append(
-            EvalItem(
-                id=f"vitaminc-{row['unique_id']}",
-                text=row["claim"],
-                gold=label,
-                claims=_single(row["claim"], label, evidence),
+            _claim_item(
+                f"vitaminc-{row['unique_id']}",
+                row["claim"],
+                label,
+                evidence,
                 meta={"case_id": row["case_id"], "page": title},
             )
         )
@@ -779,11 +789,11 @@ def read_anli(data_dir: Path, rounds: str = "1,2,3") -> Dataset:
                 label = _map_label(_ANLI, row["gold_label"], f"{path}:{line}")
                 claim = row["statement"].strip()
                 items.append(
-                    EvalItem(
-                        id=f"anli-r{number}-{row['uid']}",
-                        text=claim,
-                        gold=label,
-                        claims=_single(claim, label, (Evidence(source=GOLD, text=row["context"].strip()),)),
+                    _claim_item(
+                        f"anli-r{number}-{row['uid']}",
+                        claim,
+                        label,
+                        (Evidence(source=GOLD, text=row["context"].strip()),),
                         meta={"round": int(number), "tags": row.get("tags")},
                     )
                 )
@@ -835,11 +845,11 @@ def read_citation_integrity(data_dir: Path, split: str = "dev") -> Dataset:
             raise InputError(f"{path}:{line}: cited documents {missing} are not in corpus.jsonl")
         evidence = tuple(articles[int(doc_id)] for doc_id in row["cited_doc_ids"])
         items.append(
-            EvalItem(
-                id=f"citation-integrity-{split}-{row['id']}",
-                text=claim,
-                gold=label,
-                claims=_single(claim, label, evidence),
+            _claim_item(
+                f"citation-integrity-{split}-{row['id']}",
+                claim,
+                label,
+                evidence,
                 meta={"cited_doc_ids": tuple(row["cited_doc_ids"])},
             )
         )

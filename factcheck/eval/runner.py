@@ -8,7 +8,6 @@ checked again (a half-written last line is dropped).
 from __future__ import annotations
 
 import asyncio
-import copy
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -96,7 +95,7 @@ def given_evidence_checker(dataset: Dataset, checker: Checker) -> Checker:
     source = GivenSource(evidence=evidence)
     verifiers = {agent.verifier.name: agent.verifier for agent in checker.agents}
     agents = [Agent(f"given+{name}", source, verifier) for name, verifier in verifiers.items()]
-    return Checker(checker.settings, agents=agents, extractor=checker.extractor)
+    return checker.with_agents(agents)
 
 
 def item_checker(checker: Checker, item: EvalItem) -> Checker:
@@ -111,10 +110,7 @@ def item_checker(checker: Checker, item: EvalItem) -> Checker:
     agents = tuple(
         replace(agent, source=own) if isinstance(agent.source, GivenSource) else agent for agent in checker.agents
     )
-    # A shallow copy shares the loaded verifiers, the cache and the scorer: only the agents differ.
-    clone = copy.copy(checker)
-    clone.agents = agents
-    return clone
+    return checker.with_agents(agents)
 
 
 async def check_items(
