@@ -17,6 +17,13 @@ with a cheap verifier (no model server), resident memory (RSS) sampled every
     python bench/batch.py                          # both, L = 0.5 s
     python bench/batch.py --mode throughput --latency 0.25 --concurrency 1,4,16,64
     python bench/batch.py --mode memory --memory-docs 10000
+    python bench/batch.py --mode throughput --latency 1.0 --baseline HEAD   # this code and HEAD's, side by side
+
+``--baseline REF`` measures each level twice, in two fresh processes one after
+the other: once with this working tree and once with the ``factcheck`` package
+of git commit REF (exported with ``git archive`` into a temporary folder; nothing
+is checked out). On a machine shared with other work the absolute figures move;
+the two columns, measured under the same load, can be compared.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -177,6 +185,38 @@ def format_row(row: Row) -> str:
     )
 
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def side_by_side(ref: str, latency_s: float, levels: Sequence[int], rounds: int, folder: Path) -> list[dict[str, Any]]:
+    """Each level measured with this code and with commit ``ref``, alternately, each in a fresh process."""
+    code = folder / "baseline"
+    code.mkdir()
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(code)], input=archive, check=True)
+    results = []
+    for concurrency in levels:
+        measured: dict[str, Any] = {"concurrency": concurrency}
+        for name, root in (("current", ROOT), (ref, code)):
+            env = {**os.environ, "PYTHONPATH": str(root)}
+            args = [sys.executable, str(Path(__file__).resolve()), "--mode", "throughput", "--row-json"]
+            args += ["--latency", str(latency_s), "--concurrency", str(concurrency), "--rounds", str(rounds)]
+            done = subprocess.run(args, env=env, cwd=root, check=True, capture_output=True, text=True)
+            measured[name] = json.loads(done.stdout.strip().splitlines()[-1])
+            print(f"C = {concurrency}, {name}: {measured[name]['share']:.0%} of C/L", file=sys.stderr)
+        results.append(measured)
+    print(f"\nThroughput, L = {latency_s:g} s, this tree beside {ref} (each level: the two runs back to back):\n")
+    print(f"| C | ideal C/L | docs/s | reached | {ref} docs/s | {ref} reached | httpx alone |")
+    print("|---|---|---|---|---|---|---|")
+    for m in results:
+        now, then = m["current"], m[ref]
+        print(
+            f"| {m['concurrency']} | {now['ideal']:.1f} | {now['docs_per_s']:.1f} | {now['share']:.0%} "
+            f"| {then['docs_per_s']:.1f} | {then['share']:.0%} | {now['http_alone'] / now['ideal']:.0%} |"
+        )
+    return results
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--mode", choices=["all", "throughput", "memory"], default="all")
@@ -187,11 +227,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--memory-docs", type=int, default=10_000)
     parser.add_argument("--memory-concurrency", type=int, default=16)
     parser.add_argument("--out", type=Path, default=Path("bench/out"), help="where batch.json goes")
+    parser.add_argument("--baseline", help="also measure git commit REF (e.g. HEAD), level by level, side by side")
+    parser.add_argument("--row-json", action="store_true", help=argparse.SUPPRESS)  # one level, as JSON (internal)
     args = parser.parse_args(argv)
     results: dict[str, Any] = {"command": "python " + shlex.join(sys.argv)}
+    levels = [int(c) for c in args.concurrency.split(",") if c.strip()]
+    if args.row_json:
+        with tempfile.TemporaryDirectory(prefix="factcheck-bench-") as tmp:
+            (row,) = throughput(args.latency, levels[:1], args.rounds, args.cache, Path(tmp))
+        print(json.dumps({**row.__dict__, "share": row.share}))
+        return 0
     with tempfile.TemporaryDirectory(prefix="factcheck-bench-") as tmp:
-        if args.mode in ("all", "throughput"):
-            levels = [int(c) for c in args.concurrency.split(",") if c.strip()]
+        if args.baseline and args.mode == "throughput":
+            results["side_by_side"] = side_by_side(args.baseline, args.latency, levels, args.rounds, Path(tmp))
+        elif args.mode in ("all", "throughput"):
             rows = throughput(args.latency, levels, args.rounds, args.cache, Path(tmp))
             print(f"\nThroughput, fake model latency L = {args.latency:g} s, one LLM call per document:\n")
             print("| C | documents | seconds | docs/s | LLM calls/s | ideal C/L | reached | httpx alone |")

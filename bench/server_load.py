@@ -9,12 +9,24 @@ phases of ``--duration`` seconds:
 - ``warm``: the requests cycle through a few texts that were all checked once
   before the phase, so the judgment cache answers their claims.
 
-Each client (httpx, async) sends ``POST /v1/check`` one request after the other.
+Each client sends ``POST /v1/check`` one request after the other over its own
+kept-alive connection. The clients are plain asyncio streams writing HTTP/1.1 by
+hand (``--client raw``, the default): a pool-managing client such as httpx
+spends more CPU per request than the server's cached answer costs, and on a
+shared 2-core machine that would measure the client (``--client httpx`` keeps
+the old way).
 Reported per phase: requests, requests/s, p50 / p95 / p99 latency, errors (any
 answer but 200, or a failed connection), and the share of claims answered from
-the judgment cache. Traffic goes to 127.0.0.1 only and stops by itself.
+a cache (the judgment cache, or the server's cache of whole answers). Traffic
+goes to 127.0.0.1 only and stops by itself.
 
-    python bench/server_load.py [--clients 1,10,50] [--duration 10] [--verifier lexical] [--out FILE]
+``--baseline REF`` (e.g. ``HEAD``) also serves the code of that git commit
+(exported with ``git archive`` into a temporary folder, nothing checked out)
+and runs every phase against both servers, one after the other, so the two
+columns are measured under the same load on a shared machine; the table gives
+both and their ratio.
+
+    python bench/server_load.py [--clients 1,10,50] [--duration 10] [--verifier lexical] [--baseline HEAD] [--out FILE]
 """
 
 from __future__ import annotations
@@ -33,6 +45,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -45,6 +58,7 @@ WARM_TEXTS = 20
 class Row:
     """One phase: how many clients, cold or warm, and what was measured."""
 
+    server: str
     clients: int
     cache: str
     requests: int
@@ -71,16 +85,33 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_server(port: int, cache: Path, profile: str, verifier: str | None) -> subprocess.Popen[bytes]:
-    """``factcheck serve`` in a subprocess, so the clients and the server do not share one interpreter."""
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def export(ref: str, folder: Path) -> Path:
+    """The tree of git commit ``ref`` written to ``folder`` (``git archive``; the working tree is untouched)."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder
+
+
+def start_server(
+    port: int, cache: Path, profile: str, verifier: str | None, code: Path = ROOT, workers: int = 1
+) -> subprocess.Popen[bytes]:
+    """``factcheck serve`` from the code in ``code``, in a subprocess, so the clients and the server do not
+    share one interpreter."""
     args = [sys.executable, "-m", "factcheck", "serve", "--port", str(port), "--profile", profile]
     args += ["--rate-per-minute", "0", "--log-level", "warning", "--deadline", "60"]
+    if workers > 1:
+        args += ["--workers", str(workers)]
     if verifier:
         config = cache / "factcheck.toml"
         config.write_text(f'[agents.corpus]\nsource = "corpus"\nverifier = "{verifier}"\n', encoding="utf-8")
         args += ["--config", str(config)]
     env = {**os.environ, "FACTCHECK_API_KEYS": KEY, "FACTCHECK_CACHE_DIR": str(cache), "FACTCHECK_CACHE": ""}
-    process = subprocess.Popen(args, env=env)
+    env["FACTCHECK_CLAIMS_PER_MINUTE"] = "0"  # rate limiting off (the baseline ignores it)
+    env["PYTHONPATH"] = os.pathsep.join([str(code), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    process = subprocess.Popen(args, env=env, cwd=code)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -102,8 +133,45 @@ def percentile(values: list[float], q: float) -> float:
     return 1000 * ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered)) - 1))]
 
 
-async def phase(url: str, clients: int, duration: float, pick: Iterator[str], cache: str) -> Row:
+class RawClient:
+    """One kept-alive HTTP/1.1 connection sending ``POST /v1/check`` and reading whole answers."""
+
+    def __init__(self, url: str) -> None:
+        host, port = url.removeprefix("http://").split(":")
+        self.host, self.port = host, int(port)
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def post(self, text: str) -> tuple[int, bytes]:
+        if self.writer is None or self.reader is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        body = json.dumps({"text": text}).encode()
+        head = (
+            f"POST /v1/check HTTP/1.1\r\nHost: {self.host}\r\nAuthorization: Bearer {KEY}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        )
+        self.writer.write(head.encode() + body)
+        await self.writer.drain()
+        status_line = await self.reader.readline()
+        length = 0
+        while (line := await self.reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.decode("latin-1").partition(":")
+            if name.strip().lower() == "content-length":
+                length = int(value.strip())
+        payload = await self.reader.readexactly(length)
+        return int(status_line.split()[1]), payload
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+async def phase(
+    server: str, url: str, clients: int, duration: float, pick: Iterator[str], cache: str, client_kind: str = "raw"
+) -> Row:
     """``clients`` clients sending checks back to back for ``duration`` seconds."""
+    if client_kind == "raw":
+        return await raw_phase(server, url, clients, duration, pick, cache)
     latencies: list[float] = []
     errors = 0
     claims = hits = 0
@@ -127,12 +195,20 @@ async def phase(url: str, clients: int, duration: float, pick: Iterator[str], ca
                     continue
                 verdict = response.json()
                 claims += len(verdict["claims"])
-                hits += sum(v for k, v in verdict["usage"]["cache_hits"].items() if k.startswith("judgment"))
+                hits += hits_of(verdict)
 
         began = time.perf_counter()
         await asyncio.gather(*(one_client() for _ in range(clients)))
         elapsed = time.perf_counter() - began
+    return row_of(server, clients, cache, latencies, elapsed, errors, hits / claims if claims else 0.0)
+
+
+def row_of(
+    server: str, clients: int, cache: str, latencies: list[float], elapsed: float, errors: int, hit_rate: float
+) -> Row:
+    """A phase's row from its latencies (seconds) and counts."""
     return Row(
+        server=server,
         clients=clients,
         cache=cache,
         requests=len(latencies),
@@ -141,34 +217,90 @@ async def phase(url: str, clients: int, duration: float, pick: Iterator[str], ca
         p95_ms=round(percentile(latencies, 95), 1),
         p99_ms=round(percentile(latencies, 99), 1),
         errors=errors,
-        judgment_hit_rate=round(hits / claims, 3) if claims else 0.0,
+        judgment_hit_rate=round(hit_rate, 3),
     )
 
 
-async def run(url: str, levels: list[int], duration: float) -> list[Row]:
-    fresh = texts()
-    warm = [next(fresh) for _ in range(WARM_TEXTS)]
-    async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {KEY}"}, timeout=120) as client:
-        for text in warm:  # check each warm text once, so the warm phases find its claims in the cache
-            (await client.post("/v1/check", json={"text": text})).raise_for_status()
+def hits_of(verdict: dict[str, Any]) -> int:
+    """Claims of ``verdict`` answered from a cache (every claim when the whole answer came from memory)."""
+    found = verdict["usage"]["cache_hits"]
+    if found.get("answer"):
+        return len(verdict["claims"])
+    return sum(v for k, v in found.items() if k.startswith("judgment"))
+
+
+async def raw_phase(server: str, url: str, clients: int, duration: float, pick: Iterator[str], cache: str) -> Row:
+    """As :func:`phase`, with :class:`RawClient` connections."""
+    latencies: list[float] = []
+    errors = claims = hits = 0
+    end = time.perf_counter() + duration
+
+    async def one_client() -> None:
+        nonlocal errors, claims, hits
+        client = RawClient(url)
+        try:
+            while time.perf_counter() < end:
+                started = time.perf_counter()
+                try:
+                    status, payload = await client.post(next(pick))
+                except (OSError, asyncio.IncompleteReadError, ValueError, IndexError):
+                    errors += 1
+                    client.close()
+                    client = RawClient(url)
+                    continue
+                latencies.append(time.perf_counter() - started)
+                if status != 200:
+                    errors += 1
+                    continue
+                verdict = json.loads(payload)
+                claims += len(verdict["claims"])
+                hits += hits_of(verdict)
+        finally:
+            client.close()
+
+    began = time.perf_counter()
+    await asyncio.gather(*(one_client() for _ in range(clients)))
+    elapsed = time.perf_counter() - began
+    return row_of(server, clients, cache, latencies, elapsed, errors, hits / claims if claims else 0.0)
+
+
+async def run(urls: dict[str, str], levels: list[int], duration: float, client_kind: str = "raw") -> list[Row]:
+    """Every phase against every server in turn (the same texts for each)."""
+    everything = list(texts())
+    warm, rest = everything[:WARM_TEXTS], everything[WARM_TEXTS:]
+    share = len(rest) // len(levels)  # each level's cold phases get texts of their own
+    for url in urls.values():
+        async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {KEY}"}, timeout=120) as client:
+            for text in warm:  # check each warm text once, so the warm phases find its claims in the cache
+                (await client.post("/v1/check", json={"text": text})).raise_for_status()
     rows = []
-    for clients in levels:
-        rows.append(await phase(url, clients, duration, fresh, "cold"))
-        rows.append(await phase(url, clients, duration, itertools.cycle(warm), "warm"))
+    for number, clients in enumerate(levels):
+        cold = rest[number * share : (number + 1) * share]  # cycled if a phase sends more (then not all cold)
+        for name, url in urls.items():
+            rows.append(await phase(name, url, clients, duration, itertools.cycle(cold), "cold", client_kind))
+        for name, url in urls.items():
+            rows.append(await phase(name, url, clients, duration, itertools.cycle(warm), "warm", client_kind))
     return rows
 
 
 def table(rows: list[Row]) -> str:
-    """The rows as a Markdown table."""
-    lines = [
-        "| clients | cache | requests | req/s | p50 ms | p95 ms | p99 ms | errors | judgment cache hits |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in rows:
-        lines.append(
+    """The rows as a Markdown table; with a baseline, its p95 and the ratio beside each row."""
+    baseline = {(r.clients, r.cache): r for r in rows if r.server != "current"}
+    current = [r for r in rows if r.server == "current"]
+    head = "| clients | cache | requests | req/s | p50 ms | p95 ms | p99 ms | errors | cache hits |"
+    rule = "|---:|---|---:|---:|---:|---:|---:|---:|---:|"
+    if baseline:
+        head += " baseline req/s | baseline p95 ms | baseline errors | p95 ratio |"
+        rule += "---:|---:|---:|---:|"
+    lines = [head, rule]
+    for r in current:
+        line = (
             f"| {r.clients} | {r.cache} | {r.requests} | {r.rps} | {r.p50_ms} | {r.p95_ms} | {r.p99_ms} "
             f"| {r.errors} | {r.judgment_hit_rate:.0%} |"
         )
+        if (b := baseline.get((r.clients, r.cache))) is not None:
+            line += f" {b.rps} | {b.p95_ms} | {b.errors} | {r.p95_ms / b.p95_ms:.2f} |"
+        lines.append(line)
     return "\n".join(lines)
 
 
@@ -178,18 +310,33 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=10.0, help="Seconds per phase (at most 120).")
     parser.add_argument("--profile", default="offline")
     parser.add_argument("--verifier", help="Pin the corpus agent's verifier (e.g. lexical); default: the profile's.")
+    parser.add_argument("--workers", type=int, default=1, help="Worker processes of this code's server.")
+    parser.add_argument("--client", choices=["raw", "httpx"], default="raw", help="How the load is sent.")
+    parser.add_argument("--baseline", help="Also serve this git commit (e.g. HEAD) and measure both, side by side.")
     parser.add_argument("--out", type=Path, help="Also write the rows as JSON here.")
     args = parser.parse_args()
     levels = [int(n) for n in args.clients.split(",") if n.strip()]
     duration = min(max(args.duration, 1.0), 120.0)  # bounded: a benchmark never runs unattended for long
-    port = free_port()
     with tempfile.TemporaryDirectory(prefix="factcheck-bench-") as folder:
-        server = start_server(port, Path(folder), args.profile, args.verifier)
+        servers: dict[str, subprocess.Popen[bytes]] = {}
+        urls: dict[str, str] = {}
         try:
-            rows = asyncio.run(run(f"http://127.0.0.1:{port}", levels, duration))
+            codes = {"current": ROOT}
+            if args.baseline:
+                (Path(folder) / "baseline").mkdir()
+                codes[args.baseline] = export(args.baseline, Path(folder) / "baseline")
+            for name, code in codes.items():
+                cache = Path(folder) / f"cache-{len(urls)}"
+                cache.mkdir()
+                port = free_port()
+                workers = args.workers if name == "current" else 1
+                servers[name] = start_server(port, cache, args.profile, args.verifier, code, workers)
+                urls[name] = f"http://127.0.0.1:{port}"
+            rows = asyncio.run(run(urls, levels, duration, args.client))
         finally:
-            server.terminate()
-            server.wait(timeout=30)
+            for server in servers.values():
+                server.terminate()
+                server.wait(timeout=30)
     print(table(rows))
     if args.out:
         args.out.write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n", encoding="utf-8")

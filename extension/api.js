@@ -18,13 +18,44 @@ function originPattern(server) {
   return `${url.protocol}//${url.hostname}/*`;
 }
 
-/** The check shown in the popup; kept for the browser session only. */
-async function saveCurrent(state) {
-  await ext.storage.session.set({ current: state });
+/** Where a tab's latest check is kept (null: a text checked from the popup without a tab). */
+function stateKey(tabId) {
+  return tabId === null || tabId === undefined ? "check:text" : `check:tab:${tabId}`;
 }
 
-async function loadCurrent() {
-  return (await ext.storage.session.get({ current: null })).current;
+/** Checks are kept for the browser session only, one per tab: a tab never shows another page's result. */
+async function saveCheck(key, state) {
+  await ext.storage.session.set({ [key]: state });
+}
+
+async function loadCheck(key) {
+  return (await ext.storage.session.get({ [key]: null }))[key];
+}
+
+/** A readable error for a server's non-2xx answer, read from its JSON body when it has one. */
+async function answerError(response) {
+  let message = response.statusText || "no reason given";
+  try {
+    message = (await response.json()).error || message;
+  } catch (_) {
+    // not JSON: keep the status
+  }
+  if (response.status === 401) message += " (check the API key in the options)";
+  if (response.status === 413) message += " (select a shorter text)";
+  return `the server answered ${response.status}: ${message}`;
+}
+
+/** GET /v1/components with the given settings (typed, not necessarily saved): a line saying what happened. */
+async function testConnection({ server, apiKey }) {
+  let response;
+  try {
+    response = await fetch(`${server}/v1/components`, { headers: apiKey ? { Authorization: `Bearer ${apiKey}` } : {} });
+  } catch (error) {
+    return { ok: false, message: `Cannot reach ${server}: ${error.message}` };
+  }
+  if (!response.ok) return { ok: false, message: `Not connected: ${await answerError(response)}` };
+  const body = await response.json();
+  return { ok: true, message: `Connected: default profile ${body.default_profile}.` };
 }
 
 /**
@@ -44,18 +75,9 @@ async function streamCheck({ text, url, title }, onEvent) {
       body: JSON.stringify(body),
     });
   } catch (error) {
-    throw new Error(`cannot reach ${server} (${error.message}); check the server URL in the options`);
+    throw new Error(`cannot reach ${server} (${error.message}): is the server running? Check its URL in the options`);
   }
-  if (!response.ok) {
-    let message = `HTTP ${response.status}`;
-    try {
-      message = (await response.json()).error || message;
-    } catch (_) {
-      // not JSON: keep the status
-    }
-    if (response.status === 401) message += " (set the API key in the options)";
-    throw new Error(message);
-  }
+  if (!response.ok) throw new Error(await answerError(response));
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
   let buffer = "";

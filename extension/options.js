@@ -6,38 +6,66 @@ const server = document.getElementById("server");
 const apiKey = document.getElementById("apiKey");
 const status = document.getElementById("status");
 
+/** Replace the status line: `state` is ok, error, busy or unsaved (a stale "Connected" never stays). */
+function say(message, state) {
+  status.textContent = message;
+  status.dataset.state = state;
+}
+
+/** What is typed now: {server, apiKey, pattern}, or null (and an error shown) for an invalid URL. */
+function typed() {
+  const value = server.value.trim().replace(/\/+$/, "");
+  try {
+    if (!/^https?:$/.test(new URL(value).protocol)) throw new Error("not http(s)");
+    return { server: value, apiKey: apiKey.value.trim(), pattern: originPattern(value) };
+  } catch (_) {
+    say("The server URL is not a valid http(s) URL: nothing was saved or tested.", "error");
+    return null;
+  }
+}
+
 loadSettings().then((settings) => {
   server.value = settings.server;
   apiKey.value = settings.apiKey;
 });
 
+for (const input of [server, apiKey]) {
+  input.addEventListener("input", () => say("Changed, not saved yet.", "unsaved"));
+}
+
+// The browser's own check of the URL field (type=url) blocks the submit; say so rather than keep an old line.
+server.addEventListener("invalid", () => say("The server URL is not a valid URL: nothing was saved.", "error"));
+
 form.addEventListener("submit", async (event) => {
   event.preventDefault();
-  let pattern;
+  const settings = typed();
+  if (!settings) return;
+  say("Saving…", "busy");
   try {
-    pattern = originPattern(server.value);
-  } catch (_) {
-    status.textContent = "The server URL is not a valid URL.";
-    return;
+    // A server elsewhere than this computer needs its host permission. The request must be the first
+    // thing this click does (browsers only let a user gesture ask); one already granted asks nothing.
+    const granted = await ext.permissions.request({ origins: [settings.pattern] });
+    await ext.storage.local.set({ server: settings.server, apiKey: settings.apiKey });
+    if (granted) say("Saved.", "ok");
+    else say("Saved, but without permission to reach the server the checks will fail.", "error");
+  } catch (error) {
+    say(`Not saved: ${error.message}`, "error");
   }
-  // A server elsewhere than this computer needs its host permission. The request must be the first
-  // thing this click does (browsers only let a user gesture ask); one already granted asks nothing.
-  const granted = await ext.permissions.request({ origins: [pattern] });
-  await ext.storage.local.set({ server: server.value.trim(), apiKey: apiKey.value.trim() });
-  status.textContent = granted ? "Saved." : "Saved, but without permission to reach the server the checks will fail.";
 });
 
+// Tests what is typed, saved or not: the point is to find out before saving.
 document.getElementById("test").addEventListener("click", async () => {
-  const settings = await loadSettings();
+  const settings = typed();
+  if (!settings) return;
+  say(`Testing ${settings.server}…`, "busy");
   try {
-    const response = await fetch(`${settings.server}/v1/components`, {
-      headers: settings.apiKey ? { Authorization: `Bearer ${settings.apiKey}` } : {},
-    });
-    const body = await response.json();
-    status.textContent = response.ok
-      ? `Connected: default profile ${body.default_profile}.`
-      : `The server answered ${response.status}: ${body.error}`;
-  } catch (error) {
-    status.textContent = `Cannot reach ${settings.server}: ${error.message}`;
+    await ext.permissions.request({ origins: [settings.pattern] }); // a remote server's, as Save asks
+  } catch (_) {
+    // the fetch below says what is wrong
   }
+  const saved = await loadSettings();
+  const unsaved = saved.server !== settings.server || saved.apiKey !== settings.apiKey;
+  const result = await testConnection(settings);
+  const note = unsaved ? " (these settings are not saved yet)" : "";
+  say(`${result.message}${note}`, result.ok ? "ok" : "error");
 });

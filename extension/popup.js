@@ -1,28 +1,49 @@
-// The popup: shows the current check (live, as the background updates it) and starts new ones.
+// The popup: shows the check of the tab it was opened on (live, as the background updates it) and starts new ones.
 "use strict";
 
 const nodes = {
   label: document.getElementById("label"),
   score: document.getElementById("score"),
+  strength: document.getElementById("strength"),
+  context: document.getElementById("context"),
   status: document.getElementById("status"),
+  notes: document.getElementById("notes"),
+  notesList: document.getElementById("notes-list"),
   claims: document.getElementById("claims"),
 };
+const legend = document.getElementById("legend");
 
-loadCurrent().then((state) => {
-  if (state) renderState(state, nodes);
+/** The tab this popup is about: ?tab=<id> (the popup opened as a page), else the active tab. */
+async function popupTab() {
+  const asked = Number.parseInt(new URLSearchParams(location.search).get("tab") ?? "", 10);
+  if (Number.isInteger(asked)) return asked;
+  const [tab] = await ext.tabs.query({ active: true, currentWindow: true });
+  return tab?.id ?? null;
+}
+
+const ready = popupTab().then(async (tabId) => {
+  const key = stateKey(tabId);
+  renderState(await loadCheck(key), nodes);
+  document.body.dataset.ready = "true"; // rendered once (tests wait for it)
+  ext.storage.onChanged.addListener((changes, area) => {
+    if (area === "session" && changes[key]) renderState(changes[key].newValue ?? null, nodes);
+  });
+  return tabId;
 });
 
-ext.storage.onChanged.addListener((changes, area) => {
-  if (area === "session" && changes.current) renderState(changes.current.newValue, nodes);
+// The legend stays open until the reader closes it, and stays closed after.
+ext.storage.local.get({ legendClosed: false }).then(({ legendClosed }) => {
+  legend.open = !legendClosed;
+  legend.addEventListener("toggle", () => ext.storage.local.set({ legendClosed: !legend.open }));
 });
 
-document.getElementById("form").addEventListener("submit", (event) => {
+document.getElementById("form").addEventListener("submit", async (event) => {
   event.preventDefault();
   const text = document.getElementById("text").value;
-  if (text.trim()) ext.runtime.sendMessage({ type: "check-text", text });
+  if (text.trim()) ext.runtime.sendMessage({ type: "check-text", text, tabId: await ready });
 });
 
 document.getElementById("selection").addEventListener("click", async () => {
-  const [tab] = await ext.tabs.query({ active: true, currentWindow: true });
-  if (tab) ext.runtime.sendMessage({ type: "check-selection", tabId: tab.id });
+  const tabId = await ready;
+  if (tabId !== null) ext.runtime.sendMessage({ type: "check-selection", tabId });
 });

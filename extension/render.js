@@ -1,6 +1,9 @@
-// Rendering a check for people. Everything from the server (claims, rationales, evidence titles and
-// URLs) is untrusted text: it is put in the page with textContent, never as HTML.
+// Rendering a check for people. Everything from the server (claims, rationales, evidence titles, texts
+// and URLs, notes) is untrusted text: it is put in the page with textContent, never as HTML.
 "use strict";
+
+const IDLE_MESSAGE =
+  'No check in this tab yet. Select text on the page and choose "Fact-check selection", or paste a text below.';
 
 function element(tag, className, text) {
   const node = document.createElement(tag);
@@ -13,61 +16,205 @@ function formatScore(score) {
   return typeof score === "number" ? score.toFixed(2) : "–";
 }
 
-/** A link only for http(s) URLs; anything else (javascript:, data:) is shown as plain text. */
-function evidenceItem(evidence) {
-  const item = element("li");
-  const name = evidence.title || evidence.url || evidence.source;
-  let safe = null;
+/** A verdict is weak when its score is near 0.5: |2·score − 1| below 0.5, i.e. a score between 0.25 and 0.75. */
+function isWeak(score) {
+  return typeof score === "number" && Math.abs(2 * score - 1) < 0.5;
+}
+
+function clip(text, length) {
+  return text.length <= length ? text : `${text.slice(0, length - 1)}…`;
+}
+
+/** The URL if it is http(s), else null (javascript: and data: URLs are never links). */
+function safeUrl(url) {
   try {
-    const url = new URL(evidence.url);
-    if (url.protocol === "http:" || url.protocol === "https:") safe = url.href;
+    const parsed = new URL(url);
+    return parsed.protocol === "http:" || parsed.protocol === "https:" ? parsed.href : null;
   } catch (_) {
-    safe = null;
+    return null;
   }
-  if (safe) {
-    const link = element("a", null, name);
-    link.href = safe;
-    link.target = "_blank";
-    link.rel = "noopener noreferrer";
-    item.append(link);
+}
+
+/** An evidence document's name: a link when its URL is http(s), else text. */
+function sourceName(evidence) {
+  const name = evidence.title || evidence.url || evidence.source;
+  const url = safeUrl(evidence.url);
+  if (!url) return element("span", "source-name", name);
+  const link = element("a", "source-name", name);
+  link.href = url;
+  link.target = "_blank";
+  link.rel = "noopener noreferrer";
+  return link;
+}
+
+/**
+ * The sentences a rationale may quote ("..." of at least 12 characters), without a trailing ellipsis:
+ * first from its first quotation mark to its last (a quoted sentence may hold quotation marks), then each
+ * shortest quoted piece (a rationale quoting several).
+ */
+function quotedSentences(rationale) {
+  const text = String(rationale ?? "");
+  const whole = text.match(/"(.{12,})"/s);
+  const pieces = [...text.matchAll(/"([^"]{12,})"/g)].map((match) => match[1]);
+  return [...(whole ? [whole[1]] : []), ...pieces].map((quote) => quote.replace(/(\.\.\.|…)$/, "").trim());
+}
+
+/**
+ * The passage that decided a judgment: the one holding the sentence its rationale quotes, else (for a
+ * verdict) the first, which verifiers put first. {evidence, at, length}: where the quote is in its text.
+ */
+function decidingPassage(judgment) {
+  const evidence = (judgment.evidence ?? []).filter((item) => typeof item?.text === "string" && item.text);
+  for (const quote of quotedSentences(judgment.rationale)) {
+    for (const item of evidence) {
+      const at = item.text.indexOf(quote);
+      if (at >= 0) return { evidence: item, at, length: quote.length };
+    }
+  }
+  if (judgment.factuality !== null && judgment.factuality !== undefined && evidence.length) {
+    return { evidence: evidence[0], at: -1, length: 0 };
+  }
+  return null;
+}
+
+/** The deciding passage's text around its quoted sentence, the sentence marked; its document named. */
+function passageBlock(found) {
+  const box = element("div", "passage");
+  const source = element("div", "passage-source", "Deciding passage, from ");
+  source.append(sourceName(found.evidence));
+  const quote = element("blockquote", "passage-text");
+  const text = found.evidence.text;
+  if (found.at < 0) {
+    quote.textContent = clip(text, 320);
   } else {
-    item.append(element("span", null, name));
+    const from = Math.max(0, found.at - 160);
+    const to = Math.min(text.length, found.at + found.length + 160);
+    quote.append(
+      `${from > 0 ? "…" : ""}${text.slice(from, found.at)}`,
+      element("mark", "quote", text.slice(found.at, found.at + found.length)),
+      `${text.slice(found.at + found.length, to)}${to < text.length ? "…" : ""}`,
+    );
   }
-  return item;
+  box.append(source, quote);
+  return box;
+}
+
+/** When a claim speaks of, from its time: "2013", "2019-01-01 to 2020-12-31", with the words that said so. */
+function timeSpan(time) {
+  const start = String(time.start ?? "");
+  const end = String(time.end ?? start);
+  const span = time.kind === "year" ? start.slice(0, 4) : start === end ? start : `${start} to ${end}`;
+  return time.phrase ? `${span} ("${time.phrase}")` : span;
+}
+
+/** The documents a judgment cites, each once, with how many of its passages were retrieved, their date,
+ * and a mark when that date is far from the time the claim speaks of (docs/time.md). */
+function evidenceList(evidence) {
+  const documents = new Map();
+  for (const item of evidence) {
+    const key = `${safeUrl(item.url) ?? ""}\u0000${item.title || item.url || item.source}\u0000${item.published_at ?? ""}`;
+    if (documents.has(key)) documents.get(key).count++;
+    else documents.set(key, { item, count: 1 });
+  }
+  const list = element("ul", "evidence");
+  for (const { item, count } of documents.values()) {
+    const entry = element("li");
+    entry.append(sourceName(item));
+    if (count > 1) entry.append(element("span", "count", ` · ${count} passages`));
+    if (item.published_at) entry.append(element("span", "dated", ` · dated ${String(item.published_at).slice(0, 10)}`));
+    if (item.time_note) entry.append(element("span", "time-note", ` · of another time: ${item.time_note}`));
+    list.append(entry);
+  }
+  return list;
 }
 
 function judgmentItem(judgment) {
-  const verdict = judgment.factuality === null ? "abstained" : String(judgment.factuality);
+  const abstained = judgment.factuality === null || judgment.factuality === undefined;
   const item = element("li", "judgment");
-  item.dataset.verdict = verdict;
-  const said = judgment.factuality === null ? "abstained" : `${judgment.factuality ? "true" : "false"} (${formatScore(judgment.confidence)})`;
+  item.dataset.verdict = abstained ? "abstained" : String(judgment.factuality);
+  const said = abstained ? "abstained" : `${judgment.factuality ? "true" : "false"} (${formatScore(judgment.confidence)})`;
   item.append(element("span", "agent", judgment.agent), document.createTextNode(`: ${said}`));
   if (judgment.rationale) item.append(element("span", "rationale", judgment.rationale));
   if (judgment.error) item.append(element("span", "error", judgment.error));
-  if (judgment.evidence?.length) {
-    const list = element("ul", "evidence");
-    for (const evidence of judgment.evidence) list.append(evidenceItem(evidence));
-    item.append(list);
+  const deciding = decidingPassage(judgment);
+  if (deciding) item.append(passageBlock(deciding));
+  if (judgment.evidence?.length) item.append(evidenceList(judgment.evidence));
+  return item;
+}
+
+/** One claim: label, text and score, and (collapsed) each agent's verdict with its evidence. */
+function claimItem(claim) {
+  const item = element("li", "claim");
+  item.dataset.claimId = claim.id;
+  const weak = !claim.pending && isWeak(claim.score);
+  item.dataset.weak = String(weak);
+  const head = element("div", "claim-head");
+  const label = element("span", "label", claim.pending ? "…" : claim.label);
+  label.dataset.label = claim.pending ? "" : claim.label;
+  label.dataset.weak = String(weak);
+  head.append(label, element("span", "claim-text", claim.text));
+  if (!claim.pending) head.append(element("span", "score", formatScore(claim.score)));
+  if (weak) head.append(element("span", "strength", "weak"));
+  item.append(head);
+  if (claim.time && typeof claim.time === "object") item.append(element("div", "claim-time", `Speaks of ${timeSpan(claim.time)}`));
+  if (claim.judgments?.length) {
+    const details = element("details", "why");
+    const documents = claim.judgments.reduce((n, judgment) => n + (judgment.evidence?.length ?? 0), 0);
+    const agents = claim.judgments.length;
+    details.append(
+      element("summary", null, `Why: ${agents} agent${agents === 1 ? "" : "s"}, ${documents} passage${documents === 1 ? "" : "s"}`),
+    );
+    const list = element("ul", "judgments");
+    for (const judgment of claim.judgments) list.append(judgmentItem(judgment));
+    details.append(list);
+    item.append(details);
   }
   return item;
 }
 
-/** One claim: its label and score, then each agent's verdict with its evidence. */
-function claimItem(claim) {
-  const item = element("li", "claim");
-  item.dataset.claimId = claim.id;
-  const head = element("div", "claim-head");
-  const label = element("span", "label", claim.pending ? "…" : claim.label);
-  label.dataset.label = claim.pending ? "" : claim.label;
-  head.append(label, element("span", "claim-text", claim.text));
-  if (!claim.pending) head.append(element("span", "score", formatScore(claim.score)));
-  item.append(head);
-  if (claim.judgments?.length) {
-    const list = element("ul", "judgments");
-    for (const judgment of claim.judgments) list.append(judgmentItem(judgment));
-    item.append(list);
+/** One note as text: a string as it is; an object by its text, message or note field, else its fields. */
+function noteText(note) {
+  if (note === null || note === undefined) return "";
+  if (typeof note !== "object") return String(note);
+  for (const field of ["text", "message", "note"]) if (typeof note[field] === "string") return note[field];
+  return Object.entries(note)
+    .map(([key, value]) => `${key}: ${typeof value === "object" ? JSON.stringify(value) : value}`)
+    .join("; ");
+}
+
+function notesOf(holder) {
+  const found = [];
+  for (const notes of [holder?.notes, holder?.usage?.notes]) if (Array.isArray(notes)) found.push(...notes);
+  return found;
+}
+
+/** Every note the server sent (the events', the verdict's and its usage's, each claim's), each once. */
+function collectNotes(state) {
+  const lines = [];
+  const add = (note, prefix = "") => {
+    const line = noteText(note).trim();
+    if (line) lines.push(prefix + line);
+  };
+  for (const note of state?.notes ?? []) add(note);
+  for (const note of notesOf(state?.verdict)) add(note);
+  for (const claim of state?.claims ?? []) {
+    for (const note of notesOf(claim)) add(note, `${clip(String(claim.text ?? claim.id), 60)}: `);
   }
-  return item;
+  return [...new Set(lines)];
+}
+
+/** Which page or text a result belongs to, and the start of the text checked. */
+function describe(state) {
+  const excerpt = `“${clip(String(state.text ?? "").replace(/\s+/g, " ").trim(), 90)}”`;
+  if (state.kind === "text") return ["Pasted text", excerpt];
+  let where = "Selection";
+  if (state.title) where += ` on “${clip(state.title, 60)}”`;
+  try {
+    if (state.url) where += ` (${new URL(state.url).host || state.url})`;
+  } catch (_) {
+    // not a URL: the title says enough
+  }
+  return [where, excerpt];
 }
 
 /** Show a check state (see background.js runCheck) in the popup's elements. */
@@ -75,10 +222,22 @@ function renderState(state, nodes) {
   const verdict = state?.verdict;
   nodes.label.textContent = verdict ? verdict.label : "–";
   nodes.label.dataset.label = verdict ? verdict.label : "";
+  const weak = Boolean(verdict) && ["TRUE", "FALSE"].includes(verdict.label) && isWeak(verdict.score);
+  nodes.label.dataset.weak = String(weak);
   nodes.score.textContent = verdict ? `score ${formatScore(verdict.score)}` : "";
+  nodes.strength.textContent = weak ? "weak" : "";
   nodes.claims.replaceChildren(...(state?.claims ?? []).map(claimItem));
   nodes.status.dataset.state = state?.status ?? "idle";
-  if (!state) return;
+  const notes = collectNotes(state);
+  nodes.notes.hidden = notes.length === 0;
+  nodes.notesList.replaceChildren(...notes.map((note) => element("li", null, note)));
+  nodes.context.hidden = !state;
+  if (!state) {
+    nodes.status.textContent = IDLE_MESSAGE;
+    return;
+  }
+  const [where, excerpt] = describe(state);
+  nodes.context.replaceChildren(element("span", "where", where), element("span", "excerpt", excerpt));
   if (state.status === "error") nodes.status.textContent = `Error: ${state.error}`;
   else if (state.status === "checking") {
     const done = state.claims.filter((claim) => !claim.pending).length;

@@ -7,7 +7,10 @@ expires after ``absence_ttl_s`` (an hour by default), so a passing outage does
 not become a lasting answer; other entries keep until evicted. ``refresh``
 asks everything again and stores the new answers. The database is in WAL
 mode with a busy time-out, so several processes can share one file; it is kept
-under ``max_bytes`` by evicting the least recently used entries.
+under ``max_bytes`` by evicting the least recently used entries. A file found
+corrupt (truncated, overwritten) is moved aside as ``cache.sqlite.corrupt-<time>``
+with one warning, and a fresh cache is started in its place: a broken cache
+must neither stop a check nor silently stop caching (paying for every call).
 
 Components reach the cache of the check they run in through :func:`cached`,
 which also counts hits in the check's ``usage``.
@@ -18,6 +21,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
+import os
 import sqlite3
 import threading
 import time
@@ -31,6 +36,7 @@ from factcheck.paths import cache_dir
 from factcheck.usage import record_cache_hit
 
 T = TypeVar("T")
+log = logging.getLogger("factcheck.cache")
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 DEFAULT_ABSENCE_TTL_S = 3600.0
@@ -77,25 +83,74 @@ class Cache:
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
 
+    def _open(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
+        try:
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA busy_timeout=30000")
+            connection.executescript(_SCHEMA)
+            columns = {row[1] for row in connection.execute("PRAGMA table_info(entries)")}
+            if "expires" not in columns:  # a cache file written before entries could expire
+                connection.execute("ALTER TABLE entries ADD COLUMN expires REAL")
+        except BaseException:
+            connection.close()
+            raise
+        return connection
+
     @contextmanager
     def _db(self) -> Iterator[sqlite3.Connection]:
+        """The connection, under the lock; a corrupt file found meanwhile is set aside and the error re-raised
+        (:meth:`_retry` then tries once more, on the fresh file)."""
         with self._lock:
-            if self._connection is None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                connection = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
-                connection.execute("PRAGMA journal_mode=WAL")
-                connection.execute("PRAGMA busy_timeout=30000")
-                connection.executescript(_SCHEMA)
-                columns = {row[1] for row in connection.execute("PRAGMA table_info(entries)")}
-                if "expires" not in columns:  # a cache file written before entries could expire
-                    connection.execute("ALTER TABLE entries ADD COLUMN expires REAL")
-                self._connection = connection
-            yield self._connection
+            try:
+                if self._connection is None:
+                    self._connection = self._open()
+                yield self._connection
+            except sqlite3.DatabaseError as exc:
+                if _corrupt(exc):
+                    self._set_aside(exc)
+                raise
+
+    def _retry(self, operation: Callable[[], T]) -> T:
+        try:
+            return operation()
+        except sqlite3.DatabaseError as exc:
+            if not _corrupt(exc):
+                raise
+            return operation()  # on the fresh file
+
+    def _set_aside(self, exc: sqlite3.DatabaseError) -> None:
+        """Move a corrupt database file (and its WAL) aside, warn once, and start afresh on the next use."""
+        if self._connection is not None:
+            with suppress(sqlite3.Error):
+                self._connection.close()
+            self._connection = None
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        aside = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
+        number = 1
+        while aside.exists():  # never overwrite an earlier one: it may be wanted for a bug report
+            number += 1
+            aside = self.path.with_name(f"{self.path.name}.corrupt-{stamp}-{number}")
+        try:
+            os.replace(self.path, aside)
+            for suffix in ("-wal", "-shm"):
+                with suppress(FileNotFoundError):
+                    os.replace(f"{self.path}{suffix}", f"{aside}{suffix}")
+            where = f"moved to {aside}"
+        except FileNotFoundError:
+            where = "it is gone"
+        except OSError as err:  # cannot move it: the error reaches the caller, which carries on uncached
+            raise sqlite3.DatabaseError(f"corrupt cache {self.path} cannot be moved aside: {err}") from exc
+        log.warning("the cache %s is corrupt (%s): %s; a fresh cache was started", self.path, exc, where)
 
     def get(self, key: str) -> Any | None:
         """The value stored under ``key``, or ``None`` (also when it expired, or with ``refresh`` on)."""
         if self.refresh:
             return None
+        return self._retry(lambda: self._get(key))
+
+    def _get(self, key: str) -> Any | None:
         now = time.time()
         with self._db() as db:
             row = db.execute("SELECT value, expires FROM entries WHERE key = ?", (key,)).fetchone()
@@ -111,6 +166,9 @@ class Cache:
         """Store ``value`` (JSON-serialisable), for ``ttl_s`` seconds if given, and evict old entries
         beyond ``max_bytes``."""
         text = json.dumps(value, ensure_ascii=False)
+        self._retry(lambda: self._set(key, kind, text, ttl_s))
+
+    def _set(self, key: str, kind: str, text: str, ttl_s: float | None) -> None:
         now = time.time()
         expires = now + ttl_s if ttl_s is not None else None
         with self._db() as db:
@@ -136,9 +194,14 @@ class Cache:
 
     def stats(self) -> dict[str, int]:
         """Entries and bytes stored."""
-        with self._db() as db:
-            count, size = db.execute("SELECT COUNT(*), COALESCE(SUM(size), 0) FROM entries").fetchone()
-        return {"entries": int(count), "bytes": int(size)}
+
+        def count() -> tuple[int, int]:
+            with self._db() as db:
+                found = db.execute("SELECT COUNT(*), COALESCE(SUM(size), 0) FROM entries").fetchone()
+            return int(found[0]), int(found[1])
+
+        entries, size = self._retry(count)
+        return {"entries": entries, "bytes": size}
 
     def close(self) -> None:
         """Close the database connection (it reopens on next use)."""
@@ -146,6 +209,14 @@ class Cache:
             if self._connection is not None:
                 self._connection.close()
                 self._connection = None
+
+
+def _corrupt(exc: sqlite3.DatabaseError) -> bool:
+    """True for an error that says the file is no (longer a) database, not for a busy or locked one."""
+    message = str(exc).lower()
+    if "malformed" in message or "not a database" in message or "corrupt" in message:
+        return True
+    return type(exc) is sqlite3.DatabaseError
 
 
 current_cache: ContextVar[Cache | None] = ContextVar("factcheck_cache", default=None)

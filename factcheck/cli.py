@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.console import Console
 
+from factcheck.claimtime import reference_time
 from factcheck.errors import ConfigError, FactcheckError, InputError, raise_errors_requested
 from factcheck.jsonl import atomic_writer, read_records
 from factcheck.options import parse_option_pairs
@@ -293,17 +294,23 @@ def build_checker(
     )
 
 
+def text_input(formats: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """TEXT, ``--file`` and ``--format text|json`` (``formats`` says what each gives): how a command reads a text."""
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        command = click.option(
+            "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help=formats
+        )(command)
+        command = click.option("--file", "-f", type=click.Path(path_type=Path), help="Read the text from a file.")(
+            command
+        )
+        return click.argument("text", required=False)(command)
+
+    return decorate
+
+
 @click.command(short_help="Check a text and show the verdict with its evidence.")
-@click.argument("text", required=False)
-@click.option("--file", "-f", type=click.Path(path_type=Path), help="Read the text from a file.")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="text: a readable report; json: the factcheck/1 JSON format.",
-)
+@text_input("text: a readable report; json: the factcheck/1 JSON format.")
 @profile_flag
 @scorer_flag
 @labels_flag
@@ -342,6 +349,12 @@ def build_checker(
     help="Confidence a gated check needs to stop asking more agents.",
 )
 @click.option(
+    "--as-of",
+    metavar="DATE",
+    help="When the text was written (ISO 8601, e.g. 2014-05-10; default now): claims' times are resolved "
+    "against it, and Wikipedia is read as it stood then (docs/time.md).",
+)
+@click.option(
     "--trust",
     "trust_file",
     type=click.Path(path_type=Path),
@@ -376,12 +389,18 @@ def check(
     refresh: bool,
     routing: str | None,
     tau: str | None,
+    as_of: str | None,
     trust_file: Path | None,
     independence: str,
     independence_threshold: float,
 ) -> None:
     """Check TEXT (or --file F, or - for standard input) and report the verdict."""
     content = _read_text(text, file)
+    if as_of is not None:
+        try:
+            reference_time(as_of)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--as-of") from None
     checker = build_checker(
         config=config,
         profile=profile,
@@ -403,7 +422,7 @@ def check(
         tau=tau,
         trust_file=trust_file,
     )
-    verdict = checker.check(content)
+    verdict = checker.check(content, as_of=as_of)
     if fmt == "json":
         click.echo(json.dumps(verdict.to_dict(), ensure_ascii=False, indent=2))
     else:
@@ -470,6 +489,98 @@ def score(
             handle.write(json.dumps(keep_extra_fields(record, rescored), ensure_ascii=False) + "\n")
 
 
+@click.command(short_help="Show the claims a check would send, and the sentences it would skip, and why.")
+@text_input("text: a readable list; json: the claims and skipped sentences (docs/extraction.md).")
+@click.option(
+    "--extractor",
+    cls=HelpOption,
+    names=registered("extractors"),
+    default_text="settings, else the profile's",
+    help="Claim extractor: {names}.",
+)
+@click.option(
+    "--option",
+    "-o",
+    "options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    callback=key_value_pairs,
+    help="Option of the extractor, e.g. disable=opinion or decontextualise=false (repeatable).",
+)
+@profile_flag
+@config_flag
+@llm_base_url_flag
+@llm_model_flag
+@cache_flag
+@no_cache_flag
+def extract(
+    text: str | None,
+    file: Path | None,
+    fmt: str,
+    extractor: str | None,
+    options: tuple[str, ...],
+    profile: str | None,
+    config: Path | None,
+    llm_base_url: str | None,
+    llm_model: str | None,
+    cache_path: Path | None,
+    no_cache: bool,
+) -> None:
+    """Show what a check of TEXT (or --file F, or - for standard input) would send to the agents:
+    each claim with its span and what was done to it, and each skipped sentence with why.
+    Blank lines separate paragraphs, as in ``check``. No agent runs."""
+    import asyncio
+
+    from factcheck.config import load_settings
+    from factcheck.pipeline import Checker
+    from factcheck.plugins import get_registry
+    from factcheck.types import SCHEMA
+    from factcheck.usage import UsageRecorder
+
+    content = _read_text(text, file)
+    if not content.strip():
+        raise InputError("empty text: there is nothing to extract")
+    cache: dict[str, Any] = {"path": str(cache_path)} if cache_path else {}
+    if no_cache:
+        cache["enabled"] = False
+    settings = load_settings(
+        config, profile=profile, extractor=extractor, llm=llm_overrides(llm_base_url, llm_model), cache=cache
+    )
+    chosen = (
+        get_registry()
+        .get("extractors", settings.extractor_name)
+        .configure(**{**settings.extractor_options, **parse_option_pairs(options)})
+    )
+    recorder = UsageRecorder()
+    found = asyncio.run(Checker(settings, extractor=chosen).extraction(content, recorder))
+    if fmt == "json":
+        record = {"schema": SCHEMA, "text": content, "extractor": chosen.name, **found.to_dict()}
+        record["notes"] = list(recorder.notes)
+        click.echo(json.dumps(record, ensure_ascii=False, indent=2))
+        return
+    from factcheck.report import plural
+
+    for note in recorder.notes:
+        click.echo(f"note: {note}")
+    click.echo(f"{plural(len(found.claims), 'claim')} to check (extractor {chosen.name}):")
+    for claim in found.claims:
+        click.echo(f"  [{claim.id}] {_where(claim.span)}  {claim.text}")
+        if claim.attributed_to:
+            click.echo(f"       attributed to: {claim.attributed_to}")
+        if claim.original:
+            click.echo(f"       as written ({', '.join(claim.edits) or 'rewritten'}): {claim.original}")
+    click.echo(f"{plural(len(found.skipped), 'sentence')} skipped:")
+    for skipped in found.skipped:
+        click.echo(f"  {_where(skipped.span)}  [{skipped.rule}] {skipped.text}")
+        if skipped.reason:
+            click.echo(f"       {skipped.reason}")
+
+
+def _where(span: tuple[int, int] | None) -> str:
+    """``12-40``: a span of the input, for people; ``?`` where it cannot be mapped back."""
+    return f"{span[0]}-{span[1]}" if span else "?"
+
+
 @click.command(short_help="List installed plugins and what each registered, as JSON.")
 @click.option("--all", "show_all", is_flag=True, help="Include the built-in plugins.")
 def plugins(show_all: bool) -> None:
@@ -481,7 +592,7 @@ def plugins(show_all: bool) -> None:
 
 @hookimpl
 def register_commands(register: Callable[[Any], None]) -> None:
-    for command in (check, score, plugins):
+    for command in (check, extract, score, plugins):
         register(command)
 
 

@@ -28,6 +28,9 @@ Example ``factcheck.toml``::
     [pipeline]
     max_concurrency = 8
     agent_timeout_s = 60
+    prepare_timeout_s = 300    # a source's or verifier's set-up (loading a model, indexing a corpus)
+    max_claims = 200           # claims checked per text; the rest are left out, with a note
+    max_evidence = 50          # passages kept per agent and claim
     routing = "trust"          # which agents answer a claim: all (default), trust or gated
     tau = 0.8                  # routing options: tau, costs, trust, weighting (docs/routing.md)
     trust = "trust.json"
@@ -126,6 +129,9 @@ class Settings:
     scoring_options: Mapping[str, Any] = field(default_factory=dict)
     max_concurrency: int = 8
     agent_timeout_s: float = 60.0
+    prepare_timeout_s: float = 300.0
+    max_claims: int = 200
+    max_evidence: int = 50
     llm: Mapping[str, Any] = field(default_factory=dict)
     cache: Mapping[str, Any] = field(default_factory=dict)
     routing: str = "all"
@@ -144,6 +150,12 @@ class Settings:
             raise ConfigError(f"max_concurrency must be a whole number of at least 1, got {self.max_concurrency!r}")
         if not isinstance(self.agent_timeout_s, int | float) or not 0 < self.agent_timeout_s < math.inf:
             raise ConfigError(f"agent_timeout_s must be a positive number of seconds, got {self.agent_timeout_s!r}")
+        if not isinstance(self.prepare_timeout_s, int | float) or not 0 < self.prepare_timeout_s < math.inf:
+            raise ConfigError(f"prepare_timeout_s must be a positive number of seconds, got {self.prepare_timeout_s!r}")
+        for name in ("max_claims", "max_evidence"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"{name} must be a whole number of at least 1, got {value!r}")
 
     def resolved_agents(self) -> tuple[AgentSpec, ...]:
         """The agents a check runs.
@@ -195,6 +207,9 @@ class Settings:
         source_options: Mapping[str, Mapping[str, Any]] | None = None,
         max_concurrency: int | None = None,
         agent_timeout_s: float | None = None,
+        prepare_timeout_s: float | None = None,
+        max_claims: int | None = None,
+        max_evidence: int | None = None,
         llm: Mapping[str, Any] | None = None,
         cache: Mapping[str, Any] | None = None,
         routing: str | None = None,
@@ -221,6 +236,9 @@ class Settings:
             source_options=merged_sources,
             max_concurrency=self.max_concurrency if max_concurrency is None else max_concurrency,
             agent_timeout_s=self.agent_timeout_s if agent_timeout_s is None else agent_timeout_s,
+            prepare_timeout_s=self.prepare_timeout_s if prepare_timeout_s is None else prepare_timeout_s,
+            max_claims=self.max_claims if max_claims is None else max_claims,
+            max_evidence=self.max_evidence if max_evidence is None else max_evidence,
             llm=merge_options(self.llm, llm),
             cache=merge_options(self.cache, cache),
             routing=self.routing if routing is None else routing,
@@ -264,7 +282,15 @@ def settings_from_mapping(data: Mapping[str, Any], where: str = CONFIG_FILE) -> 
     )
     scoring = _table(data, "scoring", where)
     pipeline = _table(data, "pipeline", where)
-    known_pipeline = {"max_concurrency", "agent_timeout_s", "routing", *ROUTING_OPTIONS}
+    known_pipeline = {
+        "max_concurrency",
+        "agent_timeout_s",
+        "prepare_timeout_s",
+        "max_claims",
+        "max_evidence",
+        "routing",
+        *ROUTING_OPTIONS,
+    }
     unknown = sorted(set(pipeline) - known_pipeline)
     if unknown:
         raise ConfigError(
@@ -282,6 +308,9 @@ def settings_from_mapping(data: Mapping[str, Any], where: str = CONFIG_FILE) -> 
             scoring_options=scoring,
             max_concurrency=pipeline.get("max_concurrency", 8),
             agent_timeout_s=pipeline.get("agent_timeout_s", 60.0),
+            prepare_timeout_s=pipeline.get("prepare_timeout_s", 300.0),
+            max_claims=pipeline.get("max_claims", 200),
+            max_evidence=pipeline.get("max_evidence", 50),
             llm=_table(data, "llm", where),
             cache=_table(data, "cache", where),
             routing=str(pipeline.get("routing", "all")),
@@ -309,7 +338,7 @@ def read_config(path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
 
 def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
     """``FACTCHECK_PROFILE``, ``_EXTRACTOR``, ``_SCORER``, ``_LABELS``, ``_CORPUS``,
-    ``_MAX_CONCURRENCY``, ``_AGENT_TIMEOUT_S``, ``_CACHE`` (a path) and ``_NO_CACHE``; and the
+    ``_MAX_CONCURRENCY``, ``_AGENT_TIMEOUT_S``, ``_MAX_CLAIMS``, ``_CACHE`` (a path) and ``_NO_CACHE``; and the
     LLM's ``OPENAI_BASE_URL``, ``FACTCHECK_LLM_BASE_URL`` / ``_MODEL`` / ``_API_KEY_ENV``."""
     overrides: dict[str, Any] = {}
     for key in ("profile", "extractor", "scorer", "labels", "corpus"):
@@ -329,6 +358,8 @@ def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
             overrides["max_concurrency"] = int(env["FACTCHECK_MAX_CONCURRENCY"])
         if env.get("FACTCHECK_AGENT_TIMEOUT_S"):
             overrides["agent_timeout_s"] = float(env["FACTCHECK_AGENT_TIMEOUT_S"])
+        if env.get("FACTCHECK_MAX_CLAIMS"):
+            overrides["max_claims"] = int(env["FACTCHECK_MAX_CLAIMS"])
     except ValueError as exc:
         raise ConfigError(f"bad FACTCHECK_* number: {exc}") from None
     return overrides

@@ -12,8 +12,9 @@ so a caller can catch one type; the CLI prints those as a single line::
     │   └── MissingKeyError        a source needs an API key that is not set (its agent is skipped)
     ├── VerifierError            a verifier failed to judge (its agent abstains)
     ├── LLMError                 a model call failed or its answer was unusable
-    └── ServiceRefusedError      a service refused for a reason that lasts (bad key, unknown model):
-                                 the rest of the check stops asking it (with LLMError or SourceError)
+    ├── ServiceRefusedError      a service refused for a reason that lasts (bad key, unknown model):
+    │                            the rest of the check stops asking it (with LLMError or SourceError)
+    └── BudgetReachedError       a spending limit (--max-llm-calls, --max-cost) stopped a paid call before it was made
 """
 
 from __future__ import annotations
@@ -72,6 +73,10 @@ class ServiceRefusedError(FactcheckError):
     a source's own subclass). The pipeline stops asking agents that depend on the
     service for the rest of the check, so a misconfiguration is not paid for per claim.
     """
+
+
+class BudgetReachedError(FactcheckError):
+    """A spending limit was reached: the paid call was not made (see :class:`factcheck.usage.Spending`)."""
 
 
 class LLMRefusedError(LLMError, ServiceRefusedError):

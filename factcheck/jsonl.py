@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import secrets
 import stat
 import sys
@@ -14,6 +15,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from factcheck.errors import InputError
+from factcheck.text import valid_unicode_data
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def iter_records(handle: IO[str], name: str) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -24,6 +28,8 @@ def iter_records(handle: IO[str], name: str) -> Iterator[tuple[int, dict[str, An
                 continue
             try:
                 record = json.loads(line)
+                if _SURROGATE_ESCAPE.search(line):  # "\\ud800" is valid JSON but no valid Unicode
+                    record = valid_unicode_data(record)
             except json.JSONDecodeError as exc:
                 raise InputError(f"{name}:{number}: not valid JSON ({exc.msg})") from None
             if not isinstance(record, dict):
@@ -85,9 +91,12 @@ def atomic_writer(path: str | Path | None) -> Iterator[IO[str]]:
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            yield handle
-        os.replace(tmp, path)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                yield handle
+            os.replace(tmp, path)
+        except OSError as exc:  # a full disk, a read-only folder: one line, not a traceback
+            raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)

@@ -14,6 +14,7 @@ import asyncio
 import copy
 import json
 import os
+import time
 import unicodedata
 import weakref
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
@@ -23,20 +24,31 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from factcheck.cache import DEFAULT_ABSENCE_TTL_S, DEFAULT_MAX_BYTES, Cache, cache_key, cached, current_cache
+from factcheck.claimtime import current_reference, marked, reading_times, reference_time, with_times
 from factcheck.config import Settings, load_settings
-from factcheck.errors import ConfigError, InputError, MissingKeyError, ServiceRefusedError, raise_errors_requested
+from factcheck.errors import (
+    BudgetReachedError,
+    ConfigError,
+    InputError,
+    MissingKeyError,
+    ServiceRefusedError,
+    SourceError,
+    raise_errors_requested,
+)
 from factcheck.extractors.base import ClaimExtractor
 from factcheck.independence import apply_independence
 from factcheck.language import Detection
 from factcheck.language import detect as detect_language
 from factcheck.language import refusal as language_refusal
 from factcheck.llm.client import current_llm_settings, llm_settings
+from factcheck.plugins.calls import call_plugin, run_beside, usable_evidence
 from factcheck.plugins.manager import get_registry
 from factcheck.routing import RoutingPolicy, build_routing
 from factcheck.scoring import rescore, score_text
 from factcheck.scoring.base import LabelRule, Scorer
 from factcheck.sources.base import Source
-from factcheck.types import Assessment, Claim, Evidence, Judgment, TextVerdict
+from factcheck.text import valid_unicode
+from factcheck.types import Assessment, Claim, Evidence, Extraction, Judgment, SkippedSentence, TextVerdict
 from factcheck.usage import UsageRecorder, current_usage, record_cache_hit
 from factcheck.verifiers.base import Verifier
 
@@ -81,6 +93,8 @@ class Agent:
             "verifier": [self.verifier.name, answer_options(self.verifier), self.verifier.cache_version()],
             "llm": [llm.base_url, llm.model],
         }
+        if times := reading_times(claim):  # judged against pages of another time: not today's judgment
+            request["as_of"] = times
         try:
             json.dumps(request)
         except (TypeError, ValueError):
@@ -89,6 +103,8 @@ class Agent:
 
 
 FALLBACK_EXTRACTOR = "sentence"
+EXTRACT_CHARS_PER_CLAIM = 500  # with max_claims = 200, claims are read from the first 100,000 characters
+UNREADY_RETRY_S = 600.0  # a component whose prepare() timed out is not waited for again before this
 
 
 CACHE_SETTINGS = ("absence_ttl_s", "enabled", "max_mb", "path", "refresh")
@@ -212,6 +228,8 @@ class Checker:
         )
         self.llm = llm_settings(settings.llm)
         self.cache = open_cache(settings.cache)
+        # Components whose prepare() timed out, by id: (retry after, why), so later checks skip them at once.
+        self._unready: dict[int, tuple[float, str]] = {}
 
     def with_agents(self, agents: Sequence[Agent]) -> Checker:
         """This checker with other agents; it shares the extractor, scorer, label rule, routing and cache."""
@@ -234,23 +252,37 @@ class Checker:
             for spec in settings.resolved_agents()
         )
 
-    def check(self, text: str, claims: Sequence[Claim] | None = None) -> TextVerdict:
+    def check(self, text: str, claims: Sequence[Claim] | None = None, as_of: str | None = None) -> TextVerdict:
         """Check ``text`` (synchronous; safe to call from inside a running event loop)."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.acheck(text, claims))
+            return asyncio.run(self.acheck(text, claims, as_of))
         # Called from async code (a notebook): run on a private loop in a worker thread.
         with ThreadPoolExecutor(max_workers=1) as pool:
-            return pool.submit(asyncio.run, self.acheck(text, claims)).result()
+            return pool.submit(asyncio.run, self.acheck(text, claims, as_of)).result()
 
-    async def acheck(self, text: str, claims: Sequence[Claim] | None = None) -> TextVerdict:
-        """Check ``text``. With ``claims`` (a dataset's own segmentation), extraction is skipped."""
+    async def acheck(self, text: str, claims: Sequence[Claim] | None = None, as_of: str | None = None) -> TextVerdict:
+        """Check ``text``. With ``claims`` (a dataset's own segmentation), extraction is skipped.
+
+        ``as_of`` is when the text was written (ISO 8601 date or time; default now): claims' times are
+        resolved against it, and sources that can read the past (Wikipedia) read the pages of then.
+        """
         if not isinstance(text, str) or not text.strip():
             raise InputError("empty text: there is nothing to check")
+        text = valid_unicode(text)
+        try:
+            reference = reference_time(as_of)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
         recorder = UsageRecorder()
-        with self._context(recorder):
-            verdict = await self._check(text, claims, recorder)
+        token = current_reference.set(reference)
+        try:
+            with self._context(recorder):
+                verdict = await self._check(text, claims, recorder)
+        finally:
+            current_reference.reset(token)
+        verdict = replace(verdict, as_of=reference.isoformat())
         verdict = replace(verdict, usage=recorder.freeze())
         if self.independence is not None:
             # Agents citing near-duplicate evidence count once (ECMR); merges are noted in usage.
@@ -263,6 +295,10 @@ class Checker:
         For callers that check claim by claim (the server's event stream):
         ``acheck(text, claims=[claim])`` then judges each one.
         """
+        return list((await self.extraction(text, recorder)).claims)
+
+    async def extraction(self, text: str, recorder: UsageRecorder | None = None) -> Extraction:
+        """:meth:`extract`, with the sentences the extractor skipped and why (``factcheck extract``)."""
         recorder = recorder or UsageRecorder()
         with self._context(recorder), recorder.timed("extract"):
             return await self._extract(text, recorder)
@@ -280,11 +316,15 @@ class Checker:
 
     async def _check(self, text: str, given: Sequence[Claim] | None, recorder: UsageRecorder) -> TextVerdict:
         with recorder.timed("total"):
+            skipped: tuple[SkippedSentence, ...] = ()
             if given is not None:
                 claims = list(given)
             else:
                 with recorder.timed("extract"):
-                    claims = await self._extract(text, recorder)
+                    extraction = await self._extract(text, recorder)
+                claims, skipped = list(extraction.claims), extraction.skipped
+            # When each claim speaks of, against the text's time (spaCy's entities: in a thread).
+            claims = await asyncio.to_thread(with_times, claims, current_reference.get() or reference_time(None))
             # After extraction: a model the extractor found refusing (a bad key or model name) skips its agents.
             with recorder.timed("prepare"):
                 broken = await self._prepare_agents(recorder)
@@ -293,10 +333,17 @@ class Checker:
                 refused = self._refuse_unread_language(detection, broken, recorder)
             limit = asyncio.Semaphore(self.settings.max_concurrency)
             judged = await asyncio.gather(*(self._judge_claim(claim, limit, recorder, broken) for claim in claims))
+            # Passages dated far from the time their claim speaks of are marked (docs/time.md).
+            reference = current_reference.get() or reference_time(None)
+            judged = [tuple(marked(j, c, reference) for j in js) for c, js in zip(claims, judged, strict=True)]
             with recorder.timed("score"):
                 verdict = score_text(text, list(zip(claims, judged, strict=True)), self.scorer, self.labels)
             # The language acted on, or one the detector is sure of; None for a short or mixed text.
-            return replace(verdict, language=detection.code if detection and (refused or detection.sure) else None)
+            return replace(
+                verdict,
+                language=detection.code if detection and (refused or detection.sure) else None,
+                skipped=skipped,
+            )
 
     def _refuse_unread_language(
         self, detection: Detection | None, broken: dict[str, str], recorder: UsageRecorder
@@ -321,13 +368,14 @@ class Checker:
             )
         return bool(refused)
 
-    async def _extract(self, text: str, recorder: UsageRecorder) -> list[Claim]:
+    async def _extract(self, text: str, recorder: UsageRecorder) -> Extraction:
         """The claims of ``text``. If a model-based extractor fails (no key, a time-out, an
         unusable answer), the spaCy sentence extractor takes over and a note says why."""
         recorder.count(recorder.calls, f"extractor:{self.extractor.name}")
+        text = self._readable(text, recorder)
         try:
             async with asyncio.timeout(self.settings.agent_timeout_s):
-                return await asyncio.to_thread(self.extractor.extract, text)
+                return self._capped(await _extraction(self.extractor, text), recorder)
         except (ConfigError, InputError):
             raise
         except Exception as exc:
@@ -335,10 +383,77 @@ class Checker:
                 raise
             reason = "timed out" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
             recorder.count(recorder.errors, f"extractor:{self.extractor.name}")
+            if isinstance(exc, BudgetReachedError):
+                recorder.count(recorder.errors, "budget")
             recorder.notes.append(f"claim extractor {self.extractor.name} failed ({reason}); split into sentences")
             fallback = get_registry().get("extractors", FALLBACK_EXTRACTOR)
             recorder.count(recorder.calls, f"extractor:{fallback.name}")
-            return await asyncio.to_thread(fallback.extract, text)
+            return self._capped(await _extraction(fallback, text), recorder)
+
+    def _readable(self, text: str, recorder: UsageRecorder) -> str:
+        """The part of ``text`` claims are read from: all of it, unless it is far longer than
+        ``max_claims`` claims need (then its start, cut at a line or word break, with a note).
+
+        Claim spans still point into the whole text: only its end is left out.
+        """
+        limit = EXTRACT_CHARS_PER_CLAIM * self.settings.max_claims
+        if len(text) <= limit:
+            return text
+        cut = text.rfind("\n", 0, limit)
+        if cut < limit // 2:
+            cut = text.rfind(" ", 0, limit)
+        cut = cut if cut > 0 else limit
+        recorder.notes.append(
+            f"the text has {len(text)} characters; claims were read from the first {cut} "
+            f"(max_claims = {self.settings.max_claims} reads at most {limit})"
+        )
+        return text[:cut]
+
+    def _capped(self, extraction: Extraction, recorder: UsageRecorder) -> Extraction:
+        """The first ``max_claims`` claims, with a note when there were more; their text valid Unicode
+        (a model-based extractor may write what the text did not hold)."""
+        limit = self.settings.max_claims
+        claims = [_valid_claim(claim) for claim in extraction.claims]
+        if len(claims) > limit:
+            recorder.notes.append(
+                f"{len(claims)} claims found; only the first {limit} were checked (max_claims = {limit})"
+            )
+            claims = claims[:limit]
+        if claims != list(extraction.claims):
+            return replace(extraction, claims=tuple(claims))
+        return extraction
+
+    async def prepare_component(self, component: Source | Verifier) -> str | None:
+        """Run ``component.prepare()`` as a check does, with this checker's LLM settings and cache,
+        under ``prepare_timeout_s``: ``None`` when it can run, else why its agents abstain.
+
+        A ConfigError or InputError (a bad corpus path) is raised: the user must fix it.
+        A missing API key or a service that refused for good skips the agents that need it.
+        """
+        if _inherits_prepare(component):  # nothing to prepare: no need to reach its loop
+            return None
+        unready = self._unready.get(id(component))
+        if unready is not None and unready[0] > time.monotonic():
+            return unready[1]  # it hung a moment ago: do not make every check wait for it again
+        tokens = (current_llm_settings.set(self.llm), current_cache.set(self.cache))
+        try:
+            await call_plugin(component, "prepare", timeout_s=self.settings.prepare_timeout_s)
+        except (ConfigError, InputError):
+            raise
+        except (MissingKeyError, ServiceRefusedError) as exc:
+            return f"skipped: {exc}"
+        except TimeoutError:
+            reason = f"prepare of {component.name} did not finish within {self.settings.prepare_timeout_s:g}s"
+            self._unready[id(component)] = (time.monotonic() + UNREADY_RETRY_S, reason)
+            return reason
+        except Exception as exc:
+            if raise_errors_requested():
+                raise
+            return f"prepare failed in {component.name}: {type(exc).__name__}: {exc}"
+        finally:
+            current_llm_settings.reset(tokens[0])
+            current_cache.reset(tokens[1])
+        return None
 
     async def _prepare_agents(self, recorder: UsageRecorder) -> dict[str, str]:
         """Run each source's and verifier's ``prepare`` once; why each agent that cannot run is out.
@@ -353,19 +468,10 @@ class Checker:
             components.setdefault(("verifier", agent.verifier.name), agent.verifier)
 
         async def prepare(kind: str, component: Source | Verifier) -> str | None:
-            try:
-                await component.prepare()
-            except (ConfigError, InputError):
-                raise
-            except (MissingKeyError, ServiceRefusedError) as exc:
+            reason = await self.prepare_component(component)
+            if reason is not None:
                 recorder.count(recorder.errors, f"{kind}:{component.name}")
-                return f"skipped: {exc}"
-            except Exception as exc:
-                if raise_errors_requested():
-                    raise
-                recorder.count(recorder.errors, f"{kind}:{component.name}")
-                return f"prepare failed in {component.name}: {type(exc).__name__}: {exc}"
-            return None
+            return reason
 
         results = await asyncio.gather(*(prepare(kind, c) for (kind, _), c in components.items()))
         failed = dict(zip(components, results, strict=True))
@@ -419,36 +525,49 @@ class Checker:
             refused_earlier()  # another claim found the agent's service refusing while this one waited
             with recorder.timed("retrieve"):
                 recorder.count(recorder.calls, f"source:{agent.source.name}")
-                evidence = list(await agent.source.retrieve(claim))
-                if not all(isinstance(item, Evidence) for item in evidence):
-                    raise TypeError("retrieve() must return a list of Evidence")
+                found = await call_plugin(agent.source, "retrieve", claim)
+                evidence, problems = usable_evidence(found, self.settings.max_evidence)
+                for problem in problems:
+                    note = f"source {agent.source.name} {problem}"
+                    if note not in recorder.notes:
+                        recorder.notes.append(note)
+                if problems and not evidence:
+                    raise SourceError("; ".join(problems))
             stage = "judge"
             refused_earlier()
             with recorder.timed("judge"):
                 recorder.count(recorder.calls, f"verifier:{agent.verifier.name}")
-                assessment = await agent.verifier.judge(claim, evidence)
+                assessment = await call_plugin(agent.verifier, "judge", claim, evidence)
                 if not isinstance(assessment, Assessment):
                     raise TypeError(f"judge() must return an Assessment, got {type(assessment).__name__}")
             return Judgment(
                 agent=agent.name,
                 factuality=assessment.factuality,
                 confidence=assessment.confidence if assessment.factuality is not None else 0.0,
-                rationale=assessment.rationale,
+                rationale=valid_unicode(str(assessment.rationale)),
                 evidence=_shown(evidence, assessment.evidence),
             )
+
+        async def judge_beside() -> Judgment:
+            # On the source's own loop: retrieving and judging there cost one hop, not two.
+            return await run_beside(agent.source, judge)
 
         request = agent.judgment_request(claim, self.llm) if self.cache is not None else None
         async with limit:
             try:
                 async with asyncio.timeout(self.settings.agent_timeout_s):
                     if request is None:
-                        return await judge()
-                    return replace(await _reused_or(request, judge), agent=agent.name)
+                        return await judge_beside()
+                    return replace(await _reused_or(request, judge_beside), agent=agent.name)
             except MissingKeyError as exc:
                 recorder.count(recorder.errors, f"agent:{agent.name}")
                 return Judgment(agent.name, None, evidence=tuple(evidence), error=f"skipped: {exc}")
             except _AgentRefused as exc:
                 return Judgment(agent.name, None, evidence=tuple(evidence), error=f"skipped: {exc}")
+            except BudgetReachedError as exc:  # no paid call was made; the rest of the check skips the agent too
+                recorder.count(recorder.errors, "budget")
+                broken.setdefault(agent.name, str(exc))
+                return Judgment(agent.name, None, evidence=tuple(evidence), error=str(exc))
             except TimeoutError:
                 recorder.count(recorder.errors, f"agent:{agent.name}")
                 message = f"timed out after {self.settings.agent_timeout_s:g}s during {stage}"
@@ -505,6 +624,20 @@ async def _reused_or(request: dict[str, Any], judge: Callable[[], Awaitable[Judg
         del in_flight[key]
 
 
+def _valid_claim(claim: Claim) -> Claim:
+    """``claim`` with its text and queries made valid Unicode (the same object when they were)."""
+    text, queries = valid_unicode(claim.text), tuple(valid_unicode(q) for q in claim.queries)
+    if text is claim.text and all(a is b for a, b in zip(queries, claim.queries, strict=True)):
+        return claim
+    return replace(claim, text=text, queries=queries)
+
+
+def _inherits_prepare(component: Source | Verifier) -> bool:
+    """True when ``component`` keeps the base class's ``prepare``, which does nothing."""
+    base = Source if isinstance(component, Source) else Verifier
+    return getattr(type(component), "prepare", None) is base.prepare
+
+
 class _AgentRefused(Exception):
     """The agent's service refused for good earlier in this check: skip it without calling anything."""
 
@@ -513,9 +646,21 @@ async def _abstain(agent: Agent, error: str) -> Judgment:
     return Judgment(agent.name, None, error=error)
 
 
-def check(text: str, **options: Any) -> TextVerdict:
-    """Check ``text`` with a :class:`Checker` built from ``options`` (see :class:`Checker`)."""
-    return Checker(**options).check(text)
+async def _extraction(extractor: ClaimExtractor, text: str) -> Extraction:
+    """What ``extractor`` makes of ``text``: its ``extraction`` (claims and skipped sentences), or, for a
+    plugin that has only ``extract``, its claims."""
+    if callable(getattr(extractor, "extraction", None)):
+        found = await call_plugin(extractor, "extraction", text)
+        if isinstance(found, Extraction):
+            return found
+        raise TypeError(f"extraction() must return an Extraction, got {type(found).__name__}")
+    return Extraction(tuple(await call_plugin(extractor, "extract", text)))
+
+
+def check(text: str, as_of: str | None = None, **options: Any) -> TextVerdict:
+    """Check ``text``, written at ``as_of`` (ISO 8601; default now), with a :class:`Checker` built from
+    ``options`` (see :class:`Checker`)."""
+    return Checker(**options).check(text, as_of=as_of)
 
 
 def _shown(retrieved: list[Evidence], ordered: tuple[Evidence, ...] | None) -> tuple[Evidence, ...]:

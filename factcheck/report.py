@@ -9,7 +9,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from factcheck.types import ClaimVerdict, Judgment, Label, TextVerdict
+from factcheck.types import ClaimTime, ClaimVerdict, Judgment, Label, TextVerdict
 
 LABEL_STYLES = {
     Label.TRUE: "bold green",
@@ -39,15 +39,29 @@ def _judgment_line(judgment: Judgment) -> Text:
         if judgment.rationale:
             line.append(f"\n      {judgment.rationale}", style="dim")
     # Several passages of one document show as one citation.
-    passages = Counter((item.title or item.source, item.url) for item in judgment.evidence)
-    for (title, url), count in passages.items():
+    passages = Counter(
+        (item.title or item.source, item.url, item.published_at, item.time_note) for item in judgment.evidence
+    )
+    for (title, url, dated, time_note), count in passages.items():
         line.append("\n      ↳ ")
         line.append(title, style="cyan")
         if count > 1:
             line.append(f" ({count} passages)", style="dim")
+        if time_note:
+            line.append(f" (of another time: {time_note})", style="yellow")
+        elif dated:
+            line.append(f" (dated {dated[:10]})", style="dim")
         if url:
             line.append(f" {url}", style="underline blue")
     return line
+
+
+def time_phrase(time: ClaimTime) -> str:
+    """``1889 ("in 1889")``, ``2013-01-01 to 2013-12-31 ("last year")``: a claim's time for readers."""
+    span = time.start if time.start == time.end else f"{time.start} to {time.end}"
+    if time.kind == "year":
+        span = time.start[:4]
+    return f'{span} ("{time.phrase}")' if time.phrase else span
 
 
 def _claim_block(verdict: ClaimVerdict) -> Group:
@@ -56,6 +70,15 @@ def _claim_block(verdict: ClaimVerdict) -> Group:
     head.append(str(verdict.label), style=LABEL_STYLES[verdict.label])
     head.append(f"  {_score(verdict.score)}  ", style="dim")
     head.append(verdict.claim.text)
+    if verdict.claim.attributed_to:
+        said = f"\n    (what {verdict.claim.attributed_to} says: the verdict is on the claim, not on who said it)"
+        head.append(said, style="dim")
+    elif verdict.claim.original:
+        head.append(f"\n    (as written: {verdict.claim.original})", style="dim")
+    if verdict.claim.time is not None:
+        head.append(f"\n    (speaks of {time_phrase(verdict.claim.time)})", style="dim")
+    for note in verdict.notes:
+        head.append(f"\n    note: {note}", style="yellow")
     return Group(head, *(_judgment_line(j) for j in verdict.judgments), Text(""))
 
 
@@ -77,8 +100,11 @@ def agents_line(verdict: TextVerdict) -> Text:
     return line
 
 
-# Why a text can yield no claim: extractors drop questions and fragments (docs/getting-started.md).
-NO_CLAIMS_NOTE = "no claim found: questions and fragments are not checked, so no agent was asked"
+# Why a text can yield no claim: extractors skip questions, fragments, opinions... (docs/extraction.md).
+NO_CLAIMS_NOTE = (
+    "no claim found: questions and fragments are not checked, nor opinions, predictions or headings "
+    "(each skipped sentence is listed below), so no agent was asked"
+)
 
 
 def plural(count: int, noun: str) -> str:
@@ -105,7 +131,19 @@ def render(verdict: TextVerdict, console: Console) -> None:
         console.print(Text(f"note: {note}", style="yellow"))
     for claim in verdict.claims:
         console.print(_claim_block(claim))
+    if verdict.skipped:
+        console.print(skipped_block(verdict))
     console.print(usage_line(verdict))
+
+
+def skipped_block(verdict: TextVerdict) -> Text:
+    """The sentences not checked, each with the rule that skipped it (``factcheck extract`` says more)."""
+    block = Text(f"not checked: {plural(len(verdict.skipped), 'sentence')}", style="dim")
+    for skipped in verdict.skipped:
+        block.append("\n  • ")
+        block.append(f"[{skipped.rule}] ", style="yellow")
+        block.append(skipped.text, style="dim")
+    return block
 
 
 def usage_line(verdict: TextVerdict) -> Text:

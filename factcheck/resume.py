@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from factcheck.errors import ConfigError, InputError
-from factcheck.jsonl import read_records
+from factcheck.jsonl import atomic_writer, read_records
+from factcheck.text import valid_unicode_data
 
 if TYPE_CHECKING:
     from factcheck.pipeline import Checker
@@ -76,13 +77,19 @@ class AppendLog:
 
     def write(self, record: dict[str, Any]) -> None:
         """Append ``record`` as one line and, with ``sync``, wait until it is on disk."""
-        data = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+        try:
+            data = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate that came in some other way: one line must not stop a run
+            data = (json.dumps(valid_unicode_data(record), ensure_ascii=False) + "\n").encode("utf-8")
         with self._lock:
-            written = os.write(self._fd, data)
-            while written < len(data):  # a regular file takes it whole; a short write is finished, never dropped
-                written += os.write(self._fd, data[written:])
-            if self.sync:
-                os.fsync(self._fd)
+            try:
+                written = os.write(self._fd, data)
+                while written < len(data):  # a regular file takes it whole; a short write is finished, never dropped
+                    written += os.write(self._fd, data[written:])
+                if self.sync:
+                    os.fsync(self._fd)
+            except OSError as exc:  # a full disk, a file made read-only: one line, not a traceback
+                raise InputError(f"cannot write {self.path}: {exc.strerror or exc}") from None
 
     def close(self) -> None:
         """Close the file."""
@@ -139,9 +146,9 @@ def guard_settings(path: Path, settings: dict[str, Any], results: Path, hint: st
                 f"{results} was recorded with other settings (changed: {', '.join(changed)}; see {path}); {hint}"
             )
         return
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(normal, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    # A temporary name of its own (two runs starting at once must not share one), renamed into place.
+    with atomic_writer(path) as handle:
+        handle.write(json.dumps(normal, indent=2, ensure_ascii=False) + "\n")
 
 
 def checker_fingerprint(checker: Checker) -> dict[str, Any]:

@@ -298,6 +298,11 @@ class FakeChatServer:
 
         async def close() -> None:
             server.close()
+            # Connections a client keeps alive (a kept OpenAI client) end here, not when the loop is closed.
+            handlers = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+            for task in handlers:
+                task.cancel()
+            await asyncio.gather(*handlers, return_exceptions=True)
             self._loop.stop()
 
         asyncio.run_coroutine_threadsafe(close(), self._loop)

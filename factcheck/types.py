@@ -80,18 +80,68 @@ def _optional_float(value: Any, what: str) -> float | None:
     return float(value)
 
 
+def _span(value: Any, what: str) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    if not (isinstance(value, list) and len(value) == 2 and all(type(i) is int for i in value)):
+        raise InputError(f"{what} span must be [start, end] or null, got {value!r}")
+    return (value[0], value[1])
+
+
+@dataclass(frozen=True)
+class ClaimTime:
+    """When a claim speaks of: from ``start`` to ``end`` (ISO 8601 dates, the same day for an instant),
+    and the words that said so (``phrase``: "in 1889", "last year", "currently"). ``kind`` is
+    ``instant``, ``week``, ``month``, ``year``, ``decade``, ``range`` or ``present`` (the time the
+    text was written). See :mod:`factcheck.claimtime`."""
+
+    start: str
+    end: str
+    phrase: str
+    kind: str = "instant"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The time's JSON fields."""
+        return {"start": self.start, "end": self.end, "phrase": self.phrase, "kind": self.kind}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ClaimTime | None:
+        """Read a claim time (``None`` for JSON ``null``)."""
+        if data is None:
+            return None
+        if not isinstance(data, Mapping):
+            raise InputError(f"claim time must be an object, got {type(data).__name__}")
+        return cls(
+            start=str(_require(data, "start", "claim time")),
+            end=str(_require(data, "end", "claim time")),
+            phrase=str(data.get("phrase") or ""),
+            kind=str(data.get("kind") or "instant"),
+        )
+
+
 @dataclass(frozen=True)
 class Claim:
     """One atomic, checkable statement taken from the input text.
 
     ``span`` is the ``(start, end)`` character range of the claim in the text
     it came from, or ``None`` when it cannot be mapped back (a rewritten claim).
+    When the extractor rewrote the sentence (``edits``: ``attribution`` took
+    off "X said"; ``decontextualised`` put a name for a pronoun), ``original``
+    is the sentence as written and ``span`` still points at it.
+    ``attributed_to`` is who the text says makes the claim ("A post",
+    "Supporters"): the claim checked is what they say, not that they said it.
+    ``time`` is when the claim speaks of, resolved against the text's time
+    (:class:`ClaimTime`; ``None``: no date or present-tense marker).
     """
 
     id: str
     text: str
     span: tuple[int, int] | None = None
     queries: tuple[str, ...] = ()
+    attributed_to: str | None = None
+    original: str | None = None
+    edits: tuple[str, ...] = ()
+    time: ClaimTime | None = None
 
     def search_queries(self) -> tuple[str, ...]:
         """The queries sources should run: the generated ones, else the claim itself."""
@@ -104,22 +154,73 @@ class Claim:
             "text": self.text,
             "span": list(self.span) if self.span is not None else None,
             "queries": list(self.queries),
+            "attributed_to": self.attributed_to,
+            "original": self.original,
+            "edits": list(self.edits),
+            "time": self.time.to_dict() if self.time is not None else None,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Claim:
-        """Read a claim from its JSON fields."""
-        span = data.get("span")
-        if span is not None:
-            if not (isinstance(span, list) and len(span) == 2 and all(type(i) is int for i in span)):
-                raise InputError(f"claim span must be [start, end] or null, got {span!r}")
-            span = (span[0], span[1])
+        """Read a claim from its JSON fields (those added after factcheck/1 began may be missing)."""
+        span = data.get("span") if isinstance(data, Mapping) else None
         return cls(
             id=str(_require(data, "id", "claim")),
             text=str(_require(data, "text", "claim")),
-            span=span,
+            span=_span(span, "claim"),
             queries=tuple(str(q) for q in _list(data.get("queries"), "claim queries")),
+            attributed_to=_optional_str(data.get("attributed_to"), "claim attributed_to"),
+            original=_optional_str(data.get("original"), "claim original"),
+            edits=tuple(str(e) for e in _list(data.get("edits"), "claim edits")),
+            time=ClaimTime.from_dict(data.get("time")),
         )
+
+
+@dataclass(frozen=True)
+class SkippedSentence:
+    """A sentence the extractor did not send to the agents, and why.
+
+    ``rule`` names the check-worthiness filter that skipped it (``question``,
+    ``opinion``, ...; ``llm`` for the LLM extractor's own judgment); ``reason``
+    says why in words.
+    """
+
+    text: str
+    span: tuple[int, int] | None
+    rule: str
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The skipped sentence's JSON fields."""
+        return {
+            "text": self.text,
+            "span": list(self.span) if self.span is not None else None,
+            "rule": self.rule,
+            "reason": self.reason,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SkippedSentence:
+        """Read a skipped sentence from its JSON fields."""
+        span = data.get("span") if isinstance(data, Mapping) else None
+        return cls(
+            text=str(_require(data, "text", "skipped sentence")),
+            span=_span(span, "skipped sentence"),
+            rule=str(_require(data, "rule", "skipped sentence")),
+            reason=str(data.get("reason") or ""),
+        )
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """What an extractor made of a text: the claims to check and the sentences it skipped, in reading order."""
+
+    claims: tuple[Claim, ...]
+    skipped: tuple[SkippedSentence, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The claims and skipped sentences as JSON (``factcheck extract --format json`` adds the text)."""
+        return {"claims": [c.to_dict() for c in self.claims], "skipped": [s.to_dict() for s in self.skipped]}
 
 
 @dataclass(frozen=True)
@@ -131,11 +232,12 @@ class Evidence:
     title: str = ""
     url: str | None = None
     retrieved_at: str | None = None
-    published_at: str | None = None
+    published_at: str | None = None  # the date the passage speaks for (a result's date, a revision's time)
+    time_note: str | None = None  # set by the check when that date is far from the claim's time
 
     def to_dict(self) -> dict[str, Any]:
-        """The evidence's JSON fields."""
-        return {
+        """The evidence's JSON fields (``time_note`` only when set: it is not part of what a source gives)."""
+        data = {
             "source": self.source,
             "title": self.title,
             "url": self.url,
@@ -143,6 +245,9 @@ class Evidence:
             "retrieved_at": self.retrieved_at,
             "published_at": self.published_at,
         }
+        if self.time_note is not None:
+            data["time_note"] = self.time_note
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Evidence:
@@ -154,6 +259,7 @@ class Evidence:
             url=_optional_str(data.get("url"), "evidence url"),
             retrieved_at=_optional_str(data.get("retrieved_at"), "evidence retrieved_at"),
             published_at=_optional_str(data.get("published_at"), "evidence published_at"),
+            time_note=_optional_str(data.get("time_note"), "evidence time_note"),
         )
 
 
@@ -260,6 +366,7 @@ class ClaimVerdict:
     judgments: tuple[Judgment, ...]
     score: float | None = None
     label: Label = Label.UNVERIFIED
+    notes: tuple[str, ...] = ()  # what a reader should know about this verdict (its evidence is of another time)
 
     @property
     def verified(self) -> bool:
@@ -273,6 +380,7 @@ class ClaimVerdict:
             "label": str(self.label),
             "score": self.score,
             "judgments": [j.to_dict() for j in self.judgments],
+            "notes": list(self.notes),
         }
 
     @classmethod
@@ -285,6 +393,7 @@ class ClaimVerdict:
             judgments=tuple(Judgment.from_dict(j) for j in judgments),
             score=_optional_float(data.get("score"), "claim score"),
             label=Label.parse(label) if label is not None else Label.UNVERIFIED,
+            notes=tuple(str(n) for n in _list(data.get("notes"), "claim notes")),
         )
 
 
@@ -371,6 +480,12 @@ class TextVerdict:
     # ISO 639-1 code of the text's language, None when undetected (too short, unsure) or recorded before
     # detection existed: an added field, so factcheck/1 readers old and new read either JSON.
     language: str | None = None
+    # Sentences the extractor did not check (questions, opinions, ...) and why: an added field, empty when
+    # the claims were given or the JSON was recorded before it existed.
+    skipped: tuple[SkippedSentence, ...] = ()
+    # When the text was written (ISO 8601; the time of the check unless given): claims' relative times are
+    # resolved against it. An added field, None in JSON recorded before it existed.
+    as_of: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The project's stable JSON for a checked text (``schema: factcheck/1``)."""
@@ -383,7 +498,9 @@ class TextVerdict:
             "scorer_options": dict(self.scorer_options),
             "labels": self.labels,
             "language": self.language,
+            "as_of": self.as_of,
             "claims": [c.to_dict() for c in self.claims],
+            "skipped": [s.to_dict() for s in self.skipped],
             "usage": self.usage.to_dict(),
         }
 
@@ -409,4 +526,6 @@ class TextVerdict:
             labels=str(data.get("labels") or ""),
             usage=Usage.from_dict(data.get("usage")),
             language=_optional_str(data.get("language"), "text language"),
+            skipped=tuple(SkippedSentence.from_dict(x) for x in _list(data.get("skipped"), "skipped sentences")),
+            as_of=_optional_str(data.get("as_of"), "text as_of"),
         )

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from factcheck.errors import BudgetReachedError
 from factcheck.types import Usage
 
 
@@ -71,6 +72,61 @@ class UsageRecorder:
 current_usage: ContextVar[UsageRecorder | None] = ContextVar("factcheck_usage", default=None)
 
 
+class Spending:
+    """Limits on what many checks together may spend, checked before each paid call.
+
+    A batch makes one and sets it as :data:`current_spending` for all its checks.
+    A model call first takes a slot with :meth:`charge` (so ``max_llm_calls`` is
+    never exceeded, however many calls are in flight); its cost is added once
+    its answer says how many tokens it took. ``max_cost_usd`` is checked before
+    each call against what is spent, so it can be passed by at most the cost of
+    the calls already in flight.
+    """
+
+    def __init__(self, max_llm_calls: int | None = None, max_cost_usd: float | None = None) -> None:
+        self.max_llm_calls = max_llm_calls
+        self.max_cost_usd = max_cost_usd
+        self._lock = threading.Lock()
+        self.llm_calls = 0
+        self.cost_usd = 0.0
+        self.refused = 0
+
+    def reached(self) -> str | None:
+        """Why no further paid call may start, or ``None``."""
+        with self._lock:
+            return self._reached_locked()
+
+    def _reached_locked(self) -> str | None:
+        if self.max_llm_calls is not None and self.llm_calls >= self.max_llm_calls:
+            return f"--max-llm-calls {self.max_llm_calls} reached ({self.llm_calls} calls made)"
+        if self.max_cost_usd is not None and self.cost_usd >= self.max_cost_usd:
+            return f"--max-cost {self.max_cost_usd:g} reached (${self.cost_usd:.4f} spent)"
+        return None
+
+    def charge(self) -> None:
+        """Take a slot for one model call; BudgetReachedError when a limit is reached."""
+        with self._lock:
+            reason = self._reached_locked()
+            if reason is not None:
+                self.refused += 1
+                raise BudgetReachedError(f"budget: {reason}")
+            self.llm_calls += 1
+
+    def add_cost(self, cost_usd: float) -> None:
+        """Count the cost of a call made."""
+        with self._lock:
+            self.cost_usd += cost_usd
+
+
+current_spending: ContextVar[Spending | None] = ContextVar("factcheck_spending", default=None)
+
+
+def charge_llm_call() -> None:
+    """Before a model call: take a slot from the current :class:`Spending`, if any (BudgetReachedError when spent)."""
+    if (spending := current_spending.get()) is not None:
+        spending.charge()
+
+
 def record_call(key: str, n: int = 1) -> None:
     """Count a call to a component or service (``"corpus-index:build"``)."""
     if (recorder := current_usage.get()) is not None:
@@ -85,6 +141,8 @@ def record_cache_hit(key: str) -> None:
 
 def record_llm(prompt_tokens: int, completion_tokens: int, cost_usd: float = 0.0, *, estimated: bool = False) -> None:
     """Count one LLM call with its token usage and estimated cost (``estimated``: the server reported no tokens)."""
+    if (spending := current_spending.get()) is not None:
+        spending.add_cost(cost_usd)
     if (recorder := current_usage.get()) is not None:
         with recorder._lock:
             recorder.llm_calls += 1

@@ -1,7 +1,8 @@
 """How often the language guard refuses English claims, and how often it catches short German and French ones.
 
-Reads the English claims of ../shared/data (or FACTCHECK_SHARED_DATA) and a fixed list of short
-German and French claims written for this script; prints the refusals of an English-only verifier.
+Reads the English claims of ../shared/data (or FACTCHECK_SHARED_DATA), fixed lists of short German
+and French claims written for this script (the rule was designed on them), and sentences in five
+languages written after the rule was chosen; prints the refusals of an English-only verifier.
 The figures are quoted in docs/configuration.md ("Languages").
 
     python scripts/measure_language.py
@@ -66,6 +67,66 @@ FRENCH = (
 )
 
 
+# Written after the rule was chosen on the lists above, to measure it on sentences it was not designed on.
+HELD_OUT = {
+    "German": (
+        "Der Rhein fließt durch Köln.",
+        "Bananen enthalten viel Kalium.",
+        "Mozart starb in Wien.",
+        "Die Zugspitze ist der höchste Berg Deutschlands.",
+        "Antibiotika helfen nicht gegen Viren.",
+        "Der Zweite Weltkrieg endete 1945.",
+        "Zucker verursacht Karies.",
+        "Bier wird aus Hopfen gebraut.",
+        "Die Mauer fiel im November 1989.",
+        "Grüner Tee senkt den Blutdruck.",
+        "Katzen schlafen viel.",
+        "Das Herz hat vier Kammern.",
+        "Insulin wird in der Bauchspeicheldrüse gebildet.",
+        "Hamburg hat einen großen Hafen.",
+        "Vitamin C verhindert Erkältungen.",
+    ),
+    "French": (
+        "Le Rhône traverse Lyon.",
+        "Les bananes contiennent du potassium.",
+        "Napoléon est mort à Sainte-Hélène.",
+        "Le mont Blanc culmine à 4808 mètres.",
+        "Les antibiotiques ne soignent pas les virus.",
+        "La Révolution française a commencé en 1789.",
+        "Le sucre provoque des caries.",
+        "Le vin est fait avec du raisin.",
+        "Marseille est un grand port.",
+        "Le thé vert fait baisser la tension.",
+        "Les chats dorment beaucoup.",
+        "Le cœur a quatre cavités.",
+        "L'insuline est produite par le pancréas.",
+        "Bordeaux se trouve en Gironde.",
+        "La vitamine C empêche les rhumes.",
+    ),
+    "Spanish": (
+        "El sol es una estrella.",
+        "Madrid es la capital de España.",
+        "Las vacunas causan autismo.",
+        "El agua hierve a cien grados.",
+        "Cervantes escribió el Quijote.",
+    ),
+    "Italian": (
+        "Il sole è una stella.",
+        "Roma è la capitale d'Italia.",
+        "I vaccini causano l'autismo.",
+        "Leonardo dipinse la Gioconda.",
+        "Il caffè fa bene alla salute.",
+    ),
+    "Dutch": (
+        "De zon is een ster.",
+        "Amsterdam is de hoofdstad van Nederland.",
+        "Vaccins veroorzaken autisme.",
+        "Rembrandt schilderde de Nachtwacht.",
+        "Koffie is gezond.",
+    ),
+}
+
+
 def english_claims(data: Path) -> Iterator[str]:
     for relative, key, cap in SETS:
         with (data / relative).open(encoding="utf-8") as handle:
@@ -92,6 +153,15 @@ def main() -> None:
         pairs = [f"{sentences[i]} {sentences[(i + 1) % len(sentences)]}" for i in range(len(sentences))]
         one, two = sum(map(refused, sentences)), sum(map(refused, pairs))
         print(f"{name}: {one} of {len(sentences)} one-sentence texts refused, {two} of {len(pairs)} two-sentence ones")
+    for name, sentences in HELD_OUT.items():
+        missed = [sentence for sentence in sentences if not refused(sentence)]
+        pairs = [f"{sentences[i]} {sentences[(i + 1) % len(sentences)]}" for i in range(len(sentences))]
+        print(
+            f"{name} (held out): {len(sentences) - len(missed)} of {len(sentences)} one-sentence texts refused,"
+            f" {sum(map(refused, pairs))} of {len(pairs)} two-sentence ones"
+        )
+        for sentence in missed:
+            print(f"  missed: {sentence}")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@
     script's ``contradict`` (a direction word flipped, else "not" after the first auxiliary) and the plain
     "It is not true that ...". Flip rate = the share of claims judged TRUE whose negation is judged FALSE.
 
-    python scripts/probe_nli.py [--model factcheck/data/nli] [--min-relevance X] [--min-coverage Y] \
+    python scripts/probe_nli.py [--model factcheck/data/nli] [--min-relevance X] [--min-coverage Y] [--min-shared N] \
         [--probes fever-symmetric,negation,general]
 """
 
@@ -99,10 +99,13 @@ def negation(verifier: NLIVerifier, data: Path, model: Path) -> None:
 
 
 def main(args: argparse.Namespace) -> None:
-    given = {"min_relevance": args.min_relevance, "min_coverage": args.min_coverage}
+    given = {"min_relevance": args.min_relevance, "min_coverage": args.min_coverage, "min_shared": args.min_shared}
     options = {k: v for k, v in given.items() if v is not None}
     verifier = NLIVerifier(model=str(args.model), **options)
-    print(f"model {args.model}, min_relevance {verifier.min_relevance}, min_coverage {verifier.min_coverage}")
+    print(
+        f"model {args.model}, min_relevance {verifier.min_relevance}, min_coverage {verifier.min_coverage}, "
+        f"min_shared {verifier.min_shared}"
+    )
     probes = args.probes.split(",")
     if "fever-symmetric" in probes:
         fever_symmetric(verifier, args.data)
@@ -117,6 +120,7 @@ if __name__ == "__main__":
     parser.add_argument("--model", type=Path, default=SHIPPED_MODEL)
     parser.add_argument("--min-relevance", type=float, default=None, help="default: the verifier's")
     parser.add_argument("--min-coverage", type=float, default=None, help="default: the verifier's")
+    parser.add_argument("--min-shared", type=int, default=None, help="default: the verifier's")
     parser.add_argument("--probes", default="fever-symmetric,negation,general")
     parser.add_argument("--general", type=int, default=300)
     parser.add_argument("--seed", type=int, default=0)

@@ -349,6 +349,21 @@ def negated_scifact_pairs(pairs: list[Pair]) -> list[Pair]:
     return out
 
 
+def negated_claim_pairs(pairs: list[Pair], n: int, rng: random.Random) -> list[Pair]:
+    """Up to ``n`` SUPPORTS pairs of the general and biomedical sets (VitaminC, Fool Me Twice, Check-COVID,
+    Citation-Integrity) with their claim negated by :func:`contradict`: the same evidence now refutes it.
+    Same group as the claim, so a held-out claim's negation is held out too."""
+    sources = {"vitaminc_real", "vitaminc_synthetic", "fm2", "check-covid", "citint"}
+    candidates = [p for p in pairs if p.source in sources and p.label == SUPPORTS]
+    out = []
+    for pair in rng.sample(candidates, len(candidates)):
+        if len(out) >= n:
+            break
+        if (negated := contradict(pair.claim)) is not None:
+            out.append(Pair(negated, pair.evidence, REFUTES, "claims-negated", pair.group))
+    return out
+
+
 def build_pairs(args: argparse.Namespace) -> None:
     data, rng = Path(args.data), random.Random(args.seed)
     held = heldout_groups(data, args.holdout, random.Random(args.seed))  # the SciFact claims tune_nli.py re-derives
@@ -357,6 +372,8 @@ def build_pairs(args: argparse.Namespace) -> None:
     pairs = scifact + negated_scifact_pairs(scifact) + general + nli_pairs(data)
     pairs += negation_pairs(data, args.negations, rng) + check_covid_pairs(data) + citation_pairs(data)
     pairs += off_topic_pairs(data, [p for p in general if p.label != NEI], args.off_topic, rng)
+    if args.claim_negations:  # drawn last, so the pairs above are those of a file made without them
+        pairs += negated_claim_pairs(pairs, args.claim_negations, rng)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     counts: Counter[tuple[str, str]] = Counter()
@@ -741,6 +758,9 @@ def main() -> None:
     )
     pairs.add_argument("--negations", type=int, default=6000, help="CANNOT WikiFactCheck pairs")
     pairs.add_argument("--off-topic", type=int, default=6000, help="general claims against the biomedical corpus")
+    pairs.add_argument(
+        "--claim-negations", type=int, default=0, help="SUPPORTS claims of the other sets negated with contradict()"
+    )
     base = commands.add_parser("pack-base", help="pack the base encoder to travel (int8 matrices)")
     base.add_argument("--out", default="build/nli-data/base")
     run = commands.add_parser("train", help="fine-tune, calibrate, export and quantise")

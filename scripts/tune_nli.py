@@ -10,9 +10,12 @@ shares):
   corpus: nothing there addresses them, so the gate should abstain (UNVERIFIED).
 
 Each claim is retrieved and classified once per ``top_k``; every ``min_relevance`` is then applied to the same
-probabilities, giving the coverage-vs-accuracy table of the model card. SciFact dev is not read.
+probabilities, giving the coverage-vs-accuracy table of the model card. A third kind, held-out Check-COVID and
+Citation-Integrity training pairs given their gold evidence, shows what the word test costs long biomedical claims.
+SciFact dev is not read.
 
-    python scripts/tune_nli.py [--model factcheck/data/nli] [--top-k 3] [--values 0.2,0.5,0.8] [--coverages 0,0.3,0.4]
+    python scripts/tune_nli.py [--model factcheck/data/nli] [--top-k 3] [--values 0.2,0.5] [--coverages 0.3,0.4] \
+        [--shared 3,4,99]
 """
 
 from __future__ import annotations
@@ -22,7 +25,17 @@ import json
 import random
 from pathlib import Path
 
-from train_offline_nli import _clean, _hashed, heldout_groups, read_jsonl
+from train_offline_nli import (
+    REFUTES,
+    SUPPORTS,
+    Pair,
+    _clean,
+    _hashed,
+    check_covid_pairs,
+    citation_pairs,
+    heldout_groups,
+    read_jsonl,
+)
 
 from factcheck import Claim, Evidence, Label
 from factcheck.eval.metrics import accuracy, macro_f1
@@ -48,6 +61,17 @@ def general_claims(data: Path, seed: int, share: float, n: int) -> list[str]:
     return [claims[k] for k in chosen[:n]]
 
 
+def domain_pairs(data: Path, seed: int, share: float) -> list[Pair]:
+    """Held-out Check-COVID and Citation-Integrity train pairs (SUPPORTS / REFUTES) with their gold evidence:
+    long biomedical claims against short passages, which the word test must let through."""
+    pairs = check_covid_pairs(data) + citation_pairs(data)
+    return [p for p in pairs if _hashed(p.group, seed) < share and p.label in (SUPPORTS, REFUTES)]
+
+
+def labelled(predicted: list[bool | None]) -> list[Label]:
+    return [Label.UNVERIFIED if p is None else Label.TRUE if p else Label.FALSE for p in predicted]
+
+
 def main(args: argparse.Namespace) -> None:
     config = json.loads((args.model / "nli.json").read_text(encoding="utf-8"))
     seed, share = config["hyperparameters"]["seed"], config["hyperparameters"]["holdout"]
@@ -60,18 +84,26 @@ def main(args: argparse.Namespace) -> None:
     corpus = {r["doc_id"]: r for r in read_jsonl(args.data / "scifact" / "corpus.jsonl")}
     gold = [r["label"] == "SUPPORT" for r in rows]
     general = general_claims(args.data, seed, args.other_holdout, args.general)
+    domain = domain_pairs(args.data, seed, args.other_holdout)
     print(f"held-out SciFact train claims: {len(rows)} ({sum(gold)} SUPPORT / {len(gold) - sum(gold)} CONTRADICT)")
     print(f"held-out general-knowledge claims (VitaminC, FM2) against the SciFact corpus: {len(general)}")
+    print(f"held-out Check-COVID / Citation-Integrity pairs, gold evidence given: {len(domain)}")
     values = [float(v) for v in args.values.split(",")]
+    coverages = [float(c) for c in args.coverages.split(",")]
+    shared = [int(n) for n in args.shared.split(",")]
     verifier = NLIVerifier(model=str(args.model))
     truth = [Label.TRUE if g else Label.FALSE for g in gold]
+    domain_truth = [Label.TRUE if p.label == SUPPORTS else Label.FALSE for p in domain]
+    domain_readings = [
+        verifier.read(Claim(f"d{i}", p.claim), [Evidence(p.source, p.evidence)]) for i, p in enumerate(domain)
+    ]
     settings: list[tuple[str, int | None]] = [("gold", None)] + [("top_k", int(k)) for k in args.top_k.split(",")]
-    coverages = [float(c) for c in args.coverages.split(",")]
     print(
-        "| evidence | min_relevance | min_coverage | SciFact answered | accuracy of answered "
-        "| accuracy (abstain wrong) | macro-F1 | general claims UNVERIFIED |"
+        "| evidence | min_relevance | min_coverage | min_shared | SciFact answered | accuracy of answered "
+        "| accuracy (abstain wrong) | macro-F1 | general claims UNVERIFIED | Check-COVID / CitInt answered "
+        "| their accuracy (abstain wrong) |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for mode, k in settings:
         readings: list[Reading] = []
         for row in rows:
@@ -87,19 +119,21 @@ def main(args: argparse.Namespace) -> None:
             if k is not None
             else []
         )
-        for v, c in [(v, c) for v in values for c in coverages]:
-            decide = verifier.configure(min_relevance=v, min_coverage=c).decide
-            predicted = [decide(reading).factuality for reading in readings]
-            labels = [Label.UNVERIFIED if p is None else Label.TRUE if p else Label.FALSE for p in predicted]
+        for v, c, n in [(v, c, n) for v in values for c in coverages for n in shared]:
+            decide = verifier.configure(min_relevance=v, min_coverage=c, min_shared=n).decide
+            labels = labelled([decide(reading).factuality for reading in readings])
             answered = [(t, lab) for t, lab in zip(truth, labels, strict=True) if lab != Label.UNVERIFIED]
             of_answered = sum(t == lab for t, lab in answered) / len(answered) if answered else 0.0
             f1 = macro_f1(truth, labels, [Label.TRUE, Label.FALSE])
             abstained = (
                 f"{sum(decide(r).factuality is None for r in off_topic) / len(off_topic):.0%}" if off_topic else "-"
             )
+            domain_labels = labelled([decide(r).factuality for r in domain_readings])
+            domain_answered = sum(lab != Label.UNVERIFIED for lab in domain_labels) / len(domain_labels)
             print(
-                f"| {mode + (f' {k}' if k else '')} | {v:g} | {c:g} | {len(answered) / len(rows):.0%} "
-                f"| {of_answered:.3f} | {accuracy(truth, labels):.3f} | {f1:.3f} | {abstained} |",
+                f"| {mode + (f' {k}' if k else '')} | {v:g} | {c:g} | {n} | {len(answered) / len(rows):.0%} "
+                f"| {of_answered:.3f} | {accuracy(truth, labels):.3f} | {f1:.3f} | {abstained} "
+                f"| {domain_answered:.0%} | {accuracy(domain_truth, domain_labels):.3f} |",
                 flush=True,
             )
 
@@ -110,6 +144,7 @@ if __name__ == "__main__":
     parser.add_argument("--top-k", default="3")
     parser.add_argument("--values", default="0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9")
     parser.add_argument("--coverages", default="0,0.3,0.4,0.5")
+    parser.add_argument("--shared", default="3,4,5,99", help="min_shared values (99: the share alone decides)")
     parser.add_argument("--general", type=int, default=300, help="held-out general-knowledge claims to run")
     parser.add_argument("--other-holdout", type=float, default=0.08, help="as train_offline_nli.py pairs")
     parser.add_argument("--data", type=Path, default=DATA)

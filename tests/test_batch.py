@@ -432,3 +432,35 @@ def test_a_broken_setup_stops_the_batch_instead_of_failing_every_document(tmp_pa
     with AppendLog(out) as log, pytest.raises(ConfigError, match="model file missing"):
         asyncio.run(run_batch(iter(docs), log, LocalEngine(checker), concurrency=2))
     assert out.read_text() == ""
+
+
+def test_each_document_is_checked_as_of_its_own_date(tmp_path: Path) -> None:
+    rows = [
+        {"id": "iso", "text": "Unemployment fell last year.", "date": "2014-05-10"},
+        {"id": "google", "text": "Unemployment fell last year.", "date": "Mar 3, 2021"},  # same text, other date
+        {"id": "year", "text": "Statins lower LDL cholesterol.", "as_of": 2012},
+        {"id": "none", "text": "Statins lower LDL cholesterol."},
+        {"id": "bad", "text": "Statins lower LDL cholesterol.", "date": "around the election"},
+    ]
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "out.jsonl"
+    code, output = run("batch", source, "--out", out, "--config", offline_config(tmp_path), "-q")
+    assert code == 0, output
+    lines = {r["id"]: r for r in lines_of(out)}
+    for key, written, last_year in (("iso", "2014-05-10", "2013-01-01"), ("google", "2021-03-03", "2020-01-01")):
+        assert lines[key]["as_of"].startswith(written) and lines[key]["claims"][0]["time"]["start"] == last_year
+    assert lines["year"]["as_of"].startswith("2012-12-31")
+    assert lines["none"]["as_of"][:4] >= "2026"  # no date: as of the check
+    assert "not a date" in lines["bad"]["error"]["message"] and lines["bad"]["claims"] == []  # not checked
+
+
+def test_an_html_page_is_dated_by_its_metadata_never_by_its_copyright_line(tmp_path: Path) -> None:
+    from factcheck.batch.inputs import html_page
+
+    assert html_page(ARTICLE)[2] is None  # "Copyright 2024" is no publication date
+    dated = ARTICLE.replace("<head>", '<head><meta property="article:published_time" content="2014-05-10T08:00:00Z">')
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "old.html").write_text(dated)
+    [doc] = open_input(tmp_path / "docs").documents()
+    assert doc.meta["date"] == "2014-05-10"

@@ -130,3 +130,23 @@ def test_safe_url_accepts_only_absolute_http_links() -> None:
     assert safe_url(" http://a.b/c ") == "http://a.b/c"
     for bad in ("javascript:alert(1)", "JavaScript:x", "data:text/html,x", "/relative", "//host/x", None, 3, "http://"):
         assert safe_url(bad) is None
+
+
+def test_report_shows_each_claims_time_its_passages_dates_marks_and_notes_as_text(tmp_path: Path) -> None:
+    from factcheck.types import ClaimTime
+
+    mark = f"dated 2024-03-01, more than a year after {HOSTILE}"
+    evidence = (Evidence("web", "Then.", "Then", published_at="2014-05-01"),)
+    evidence += (Evidence("web", "Now.", "Now", published_at="2024-03-01", time_note=mark),)
+    time = ClaimTime("2014-05-10", "2014-05-10", f"currently {HOSTILE}", "present")
+    judgment = Judgment("web", True, 0.9, evidence=evidence)
+    claim = ClaimVerdict(Claim("c1", "Obama is currently the president.", time=time), (judgment,), 0.9, Label.TRUE)
+    claim = ClaimVerdict(claim.claim, claim.judgments, 0.9, Label.TRUE, notes=(f"of another time {HOSTILE}",))
+    out, report = tmp_path / "out.jsonl", tmp_path / "r.html"
+    out.write_text(json.dumps({"id": "d", **TextVerdict("t", (claim,), 0.9, Label.TRUE).to_dict(), "meta": {}}) + "\n")
+    write_report(out, report, summarise(out))
+    page = report.read_text(encoding="utf-8")
+    assert '(speaks of 2014-05-10: "currently &lt;script&gt;' in page
+    assert "(dated 2014-05-01)" in page and "(dated 2024-03-01)" in page
+    assert "of another time: dated 2024-03-01, more than a year after &lt;script&gt;" in page
+    assert "note: of another time &lt;script&gt;" in page and "<script>alert" not in page

@@ -159,7 +159,7 @@ def test_plugins_lists_builtins_only_with_all() -> None:
         "majority",
         "pamas",
     ]
-    assert plugins["factcheck.cli"]["registered"]["commands"] == ["check", "score", "plugins"]
+    assert plugins["factcheck.cli"]["registered"]["commands"] == ["check", "extract", "score", "plugins"]
     assert all(p["builtin"] for p in plugins.values())
 
 

@@ -206,6 +206,14 @@ def test_averitec_never_leaks_the_verdict_article(shared_data: Path) -> None:
     assert data.items[0].claims[0].evidence[0].text.startswith("Q: Where was the claim first published\nA: ")
 
 
+def test_averitec_claims_are_checked_as_of_the_day_they_were_made(shared_data: Path) -> None:
+    data = dataset("averitec", shared_data)
+    rows = {row["row"]: row for row in read_jsonl(shared_data / "averitec/dev.jsonl")}
+    for item in data.items:
+        day, month, year = rows[item.meta["row"]]["claim_date"].split("-")  # "31-10-2020", "9-10-2020": day first
+        assert item.as_of == f"{year}-{int(month):02d}-{int(day):02d}", item.id
+
+
 def test_liar_has_no_evidence_and_no_credit_history(shared_data: Path) -> None:
     data = dataset("liar", shared_data)
     assert not data.has_evidence

@@ -161,3 +161,13 @@ def test_given_mode_judges_a_recurring_claim_against_each_items_own_evidence(tmp
     records = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
     seen = {key: [e["text"] for e in r["claims"][0]["judgments"][0]["evidence"]] for key, r in records.items()}
     assert seen == {"before": ["Westlife sold 20 million."], "after": ["Westlife sold 24m."]}
+
+
+def test_an_item_dated_by_its_dataset_is_checked_as_of_that_day(tmp_path: Path) -> None:
+    dated = EvalItem("d", "Unemployment fell last year.", T, (), as_of="2014-05-10")
+    out = tmp_path / "dated.jsonl"
+    asyncio.run(check_items([dated, dataset().items[1]], scripted_checker(), out, extract=True))
+    records = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert records["d"]["as_of"].startswith("2014-05-10")
+    assert records["d"]["claims"][0]["time"]["start"] == "2013-01-01"
+    assert not records["b"]["as_of"].startswith("2014")  # undated: as of the check

@@ -14,12 +14,13 @@ def test_one_claim_per_declarative_sentence_with_spans() -> None:
     claims = SentenceExtractor().extract(TEXT)
     assert [c.text for c in claims] == [
         "The Eiffel Tower is in Paris.",
-        "It was completed in 1889 by Gustave Eiffel's company.",
+        "The Eiffel Tower was completed in 1889 by Gustave Eiffel's company.",
     ]
     assert [c.id for c in claims] == ["c1", "c2"]
+    assert claims[1].original == "It was completed in 1889 by Gustave Eiffel's company."
     for claim in claims:
         assert claim.span is not None
-        assert TEXT[claim.span[0] : claim.span[1]] == claim.text
+        assert TEXT[claim.span[0] : claim.span[1]] == (claim.original or claim.text)
 
 
 def test_the_packaged_model_is_used_offline() -> None:
@@ -27,13 +28,13 @@ def test_the_packaged_model_is_used_offline() -> None:
 
 
 def test_blank_pipeline_fallback_splits_too() -> None:
-    claims = SentenceExtractor(model="blank").extract("Water boils at 100 degrees. Ice is frozen water.")
+    claims = SentenceExtractor(model="blank").extract("Water boils at 100 degrees. Ice is frozen water. Is it?")
     assert [c.text for c in claims] == ["Water boils at 100 degrees.", "Ice is frozen water."]
 
 
 def test_fragments_are_dropped_but_short_claims_kept() -> None:
     assert [c.text for c in SentenceExtractor().extract("Yes. Smoking kills. See below:")] == ["Smoking kills."]
-    assert SentenceExtractor().configure(min_letters="1").extract("Yes. No.") != []
+    assert SentenceExtractor().configure(min_letters="1", filters="fragment").extract("Yes. No.") != []
 
 
 def test_text_without_spaces_is_not_dropped() -> None:
@@ -45,7 +46,8 @@ def test_long_texts_are_split_in_blocks_with_exact_spans() -> None:
     text = paragraph * 40
     claims = SentenceExtractor(block_chars=500).extract(text)
     assert len(claims) == 80
-    assert all(text[c.span[0] : c.span[1]] == c.text for c in claims if c.span)
+    assert all(text[c.span[0] : c.span[1]] == (c.original or c.text) for c in claims if c.span)
+    assert claims[1].text == "The Eiffel Tower was completed in 1889."
     assert [c.id for c in claims[:3]] == ["c1", "c2", "c3"]
 
 
@@ -74,11 +76,155 @@ def test_keyword_queries_from_entities_and_noun_chunks() -> None:
 
 def test_a_blank_line_always_ends_a_claim() -> None:
     text = "Aspirin study\n\nAspirin lowers the risk of heart attacks. It is cheap.\n  \nStatins lower LDL cholesterol"
-    claims = SentenceExtractor().extract(text)
-    assert [c.text for c in claims] == [
+    found = SentenceExtractor().extraction(text)
+    assert [c.text for c in found.claims] == [
+        "Aspirin lowers the risk of heart attacks.",
+        "Aspirin is cheap.",
+        "Statins lower LDL cholesterol",
+    ]
+    assert [(s.text, s.rule) for s in found.skipped] == [("Aspirin study", "heading")]
+    assert all(c.span is not None and text[c.span[0] : c.span[1]] == (c.original or c.text) for c in found.claims)
+    # Without filters, every piece is a claim, as before the filters existed.
+    bare = SentenceExtractor(filters=(), decontextualise=False).extract(text)
+    assert [c.text for c in bare] == [
         "Aspirin study",
         "Aspirin lowers the risk of heart attacks.",
         "It is cheap.",
         "Statins lower LDL cholesterol",
     ]
-    assert all(c.span is not None and text[c.span[0] : c.span[1]] == c.text for c in claims)
+
+
+# --- check-worthiness filters, attribution, decontextualisation ----------------------------------
+
+
+def skipped_rules(text: str, **options: object) -> dict[str, str]:
+    return {s.text: s.rule for s in SentenceExtractor(**options).extraction(text).skipped}  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "rule"),
+    [
+        ("How many people live in Lagos?", "question"),
+        ("Rising Prices Hit Small Bakeries Across the Region", "heading"),
+        ("Please share this article with your friends.", "imperative"),
+        ("Remember to switch off the heating at night.", "imperative"),
+        ("Good evening and welcome to the show.", "boilerplate"),
+        ("Click here to subscribe to our newsletter.", "boilerplate"),
+        ("I loved the view from the top of the hill.", "first_person"),
+        ("We had a wonderful afternoon by the lake.", "first_person"),
+        ("Pizza is the best food.", "opinion"),
+        ("The new stadium is terrible.", "opinion"),
+        ("The river will flood the valley again.", "prediction"),
+        ("If the council agrees, the library could stay open longer.", "prediction"),
+        ("The town should build more cycle lanes.", "obligation"),
+        ("They really do that sort of thing.", "no_content"),
+    ],
+)
+def test_each_filter_skips_what_it_names(sentence: str, rule: str) -> None:
+    assert skipped_rules(sentence) == {sentence: rule}
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The bridge carries 40,000 vehicles a day.",
+        "Unemployment fell to 4.1 percent in March 2024.",
+        "Regular exercise lowers blood pressure.",
+        "Smoking causes lung cancer.",
+        "Norway has more electric cars per person than any other country.",
+        "The company sold its last factory in 2019.",
+        "Most of the city's water comes from two reservoirs.",
+        "We will cut the tax by 5 percent next year.",  # a plan with a figure: kept (keep_figures)
+    ],
+)
+def test_factual_sentences_are_kept(sentence: str) -> None:
+    found = SentenceExtractor().extraction(sentence)
+    assert found.skipped == () and len(found.claims) == 1
+
+
+def test_a_filter_can_be_turned_off_and_names_are_checked() -> None:
+    assert skipped_rules("Pizza is the best food.", disable=("opinion",)) == {}
+    assert SentenceExtractor().configure(disable="opinion,question").enabled_filters()[-1] == "no_content"
+    assert SentenceExtractor().configure(filters="none").enabled_filters() == ()
+    assert "question" not in SentenceExtractor().configure(filters="question", disable="question").enabled_filters()
+    with pytest.raises(ConfigError, match="unknown filter sarcasm"):
+        SentenceExtractor().configure(disable="sarcasm")
+    figures = "We will cut the tax by 5 percent next year."
+    assert skipped_rules(figures, keep_figures=False) == {figures: "prediction"}
+
+
+@pytest.mark.parametrize(
+    ("sentence", "claim", "source"),
+    [
+        (
+            "A post on social media claims that the measles vaccine causes autism.",
+            "The measles vaccine causes autism.",
+            "A post on social media",
+        ),
+        (
+            "Supporters say regular cycling lowers the risk of heart disease.",
+            "Regular cycling lowers the risk of heart disease.",
+            "Supporters",
+        ),
+        (
+            "According to the ministry, 3,000 new homes were built in 2022.",
+            "3,000 new homes were built in 2022.",
+            "the ministry",
+        ),
+        ("Coffee raises blood pressure, researchers said.", "Coffee raises blood pressure.", "researchers"),
+        (
+            "Senator Okafor said she voted against the bill in 2019.",
+            "Senator Okafor voted against the bill in 2019.",
+            "Senator Okafor",
+        ),
+    ],
+)
+def test_reported_speech_checks_what_is_reported(sentence: str, claim: str, source: str) -> None:
+    (found,) = SentenceExtractor().extract(sentence)
+    assert (found.text, found.attributed_to, found.original) == (claim, source, sentence)
+    assert "attribution" in found.edits and found.span == (0, len(sentence))
+
+
+def test_attribution_can_be_turned_off() -> None:
+    sentence = "Supporters say regular cycling lowers the risk of heart disease."
+    (found,) = SentenceExtractor(attribution=False).extract(sentence)
+    assert (found.text, found.attributed_to, found.edits) == (sentence, None, ())
+
+
+def test_a_named_speaker_of_an_opinion_is_checked_as_a_whole() -> None:
+    # What the minister said is an opinion; that the minister said it is a fact one can look up.
+    sentence = "Minister Dlamini said the new stadium is terrible."
+    (found,) = SentenceExtractor().extract(sentence)
+    assert found.text == sentence and found.attributed_to is None
+
+
+@pytest.mark.parametrize(
+    ("text", "claim"),
+    [
+        (
+            "Marie Curie was born in Warsaw. She won the Nobel Prize in Physics in 1903.",
+            "Marie Curie won the Nobel Prize in Physics in 1903.",
+        ),
+        (
+            "The Millau Viaduct opened in 2004. The viaduct is 343 metres tall.",
+            "The Millau Viaduct is 343 metres tall.",
+        ),
+        ("The Eiffel Tower is in Paris. Its height is 330 metres.", "The Eiffel Tower's height is 330 metres."),
+        (
+            "The nurses went on strike in May. They earn less than the national average.",
+            "The nurses earn less than the national average.",
+        ),
+        ("The Eiffel Tower is in Paris. It is made of iron.", "The Eiffel Tower is made of iron."),
+    ],
+)
+def test_a_leading_reference_gets_its_antecedent(text: str, claim: str) -> None:
+    claims = SentenceExtractor().extract(text)
+    assert claims[-1].text == claim and claims[-1].edits == ("decontextualised",)
+    assert claims[-1].original is not None and claims[-1].original in text
+
+
+def test_no_antecedent_across_a_blank_line_or_when_turned_off() -> None:
+    text = "The Eiffel Tower is in Paris.\n\nIt was completed in 1889."
+    assert SentenceExtractor().extract(text)[-1].text == "It was completed in 1889."
+    same = "The Eiffel Tower is in Paris. It was completed in 1889."
+    assert SentenceExtractor(decontextualise=False).extract(same)[-1].text == "It was completed in 1889."

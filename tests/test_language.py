@@ -165,3 +165,34 @@ def test_detection_needs_letters_and_confidence() -> None:
     assert refusal(sure, "x verifier", frozenset({"en", "fr"})) == (
         "the text is German (de); the x verifier reads English or French"
     )
+
+
+# One-sentence texts the detector alone is unsure of (top language under 0.6, or a rare neighbour
+# such as Frisian ahead of German): their own function words settle them.
+UNSURE_FOREIGN = (
+    ("Wasser kocht bei 100 Grad.", "de"),
+    ("Goethe wurde in Frankfurt geboren.", "de"),
+    ("Statine senken das LDL-Cholesterin.", "de"),
+    ("La Terre est ronde.", "fr"),
+    ("Les vaccins provoquent l'autisme.", "fr"),
+    ("Victor Hugo est né à Besançon.", "fr"),
+)
+
+
+@pytest.mark.parametrize(("text", "code"), UNSURE_FOREIGN)
+def test_a_short_sentence_in_another_language_is_refused_by_its_function_words(text: str, code: str) -> None:
+    detection = detect(text)
+    assert detection is not None and detection.code == code
+    assert detection.unreadable_by(frozenset({"en"}))
+    verdict = checker(english_agent()).check(text)
+    assert verdict.claims and all(claim.label is Label.UNVERIFIED for claim in verdict.claims)
+
+
+def test_english_function_words_outweigh_an_unsure_foreign_guess() -> None:
+    # A guess of 0.5 for German stands only with a German function word, and never against more English ones.
+    words_de = Detection("de", 0.5, {"de": 0.5, "en": 0.01}, words=("die", "erde", "ist", "rund"))
+    assert words_de.unreadable_by(frozenset({"en"}))
+    no_words = Detection("de", 0.5, {"de": 0.5, "en": 0.01}, words=("zugspitze", "garmisch"))
+    assert not no_words.unreadable_by(frozenset({"en"}))
+    english_words = Detection("de", 0.7, {"de": 0.7, "en": 0.01}, words=("the", "was", "born", "in", "mannheim"))
+    assert not english_words.unreadable_by(frozenset({"en"}))

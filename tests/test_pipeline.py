@@ -200,7 +200,7 @@ def test_a_source_returning_non_evidence_abstains() -> None:
             return ["just a string"]  # type: ignore[list-item]
 
     (judgment,) = checker(Agent("a", Strings(), ScriptedVerifier())).check("A claim.").claims[0].judgments
-    assert judgment.error == "retrieve failed in static: TypeError: retrieve() must return a list of Evidence"
+    assert judgment.error == "retrieve failed in static: SourceError: returned unusable evidence, dropped: 1 str"
 
 
 def test_prepare_runs_once_per_check_and_its_failures_are_handled() -> None:

@@ -135,8 +135,9 @@ def test_stream_sends_claims_then_each_claim_then_the_verdict(base_url: str) -> 
     assert sorted(data["index"] for name, data in sent if name == "claim") == [0, 1]
     verdict = sent[-1][1]
     whole = httpx.post(f"{base_url}/v1/check", json={"text": TWO_CLAIMS}, headers=AUTH, timeout=30).json()
-    # The stream's verdict is the one /v1/check answers (usage times aside).
-    assert {k: v for k, v in verdict.items() if k != "usage"} == {k: v for k, v in whole.items() if k != "usage"}
+    # The stream's verdict is the one /v1/check answers (usage times and the time each was checked aside).
+    kept = lambda data: {k: v for k, v in data.items() if k not in ("usage", "as_of")}  # noqa: E731
+    assert kept(verdict) == kept(whole)
     streamed_claims = {data["index"]: data["claim"] for name, data in sent if name == "claim"}
     assert [streamed_claims[i]["label"] for i in (0, 1)] == [c["label"] for c in verdict["claims"]]
 
@@ -144,10 +145,36 @@ def test_stream_sends_claims_then_each_claim_then_the_verdict(base_url: str) -> 
 def test_a_repeated_check_reports_judgment_cache_hits(base_url: str) -> None:
     text = "Aspirin reduces the risk of colorectal cancer in adults."
     first = httpx.post(f"{base_url}/v1/check", json={"text": text}, headers=AUTH, timeout=30).json()
-    second = httpx.post(f"{base_url}/v1/check", json={"text": text}, headers=AUTH, timeout=30).json()
+    with httpx.stream("POST", f"{base_url}/v1/check/stream", json={"text": text}, headers=AUTH, timeout=30) as r:
+        second = events(r)[-1][1]
     assert not any(k.startswith("judgment") for k in first["usage"]["cache_hits"])
     assert any(k.startswith("judgment") for k in second["usage"]["cache_hits"])
     assert second["label"] == first["label"]
+
+
+def test_a_repeated_text_is_answered_whole_from_memory(base_url: str) -> None:
+    text = "Smoking causes lung cancer in adults who smoke."
+    first = httpx.post(f"{base_url}/v1/check", json={"text": text}, headers=AUTH, timeout=30).json()
+    again = httpx.post(f"{base_url}/v1/check", json={"text": text, "title": "t"}, headers=AUTH, timeout=30).json()
+    assert again["usage"]["cache_hits"] == {"answer": 1} and "answered from memory" in again["usage"]["notes"][0]
+    assert again["claims"] == first["claims"] and again["label"] == first["label"] and again["title"] == "t"
+
+
+def test_a_request_dated_in_the_past_is_checked_as_of_then_and_not_answered_as_todays(base_url: str) -> None:
+    text = "Unemployment fell last year in the United States."
+    today = httpx.post(f"{base_url}/v1/check", json={"text": text}, headers=AUTH, timeout=30).json()
+    dated = {"text": text, "date": "2014-05-10"}
+    then = httpx.post(f"{base_url}/v1/check", json=dated, headers=AUTH, timeout=30).json()
+    assert then["as_of"].startswith("2014-05-10") and not today["as_of"].startswith("2014")
+    assert then["claims"][0]["time"]["start"] == "2013-01-01"
+    assert "answer" not in then["usage"]["cache_hits"]  # another date is another check
+    with httpx.stream("POST", f"{base_url}/v1/check/stream", json=dated, headers=AUTH, timeout=30) as response:
+        sent = events(response)
+    [claim] = [data["claim"] for name, data in sent if name == "claim"]
+    assert claim["time"]["start"] == "2013-01-01" and sent[-1][1]["as_of"] == then["as_of"]
+    assert sent[-1][1]["claims"][0]["time"] == claim["time"]
+    refused = httpx.post(f"{base_url}/v1/check", json={"text": text, "date": "soon"}, headers=AUTH)
+    assert refused.status_code == 422 and "as_of must be an ISO 8601 date" in refused.json()["error"]
 
 
 # --- authentication, CORS, limits, validation ---
@@ -228,7 +255,7 @@ def test_text_over_the_limit_413(base_url: str) -> None:
 
 
 def test_body_over_the_limit_413_declared_or_streamed(base_url: str) -> None:
-    huge = json.dumps({"text": "a" * 40_000}).encode()  # over 6 bytes a character of the text limit
+    huge = json.dumps({"text": "a" * 60_000}).encode()  # over 12 bytes a character of the text limit
     declared = httpx.post(f"{base_url}/v1/check", content=huge, headers={**AUTH, "Content-Type": "application/json"})
     assert declared.status_code == 413
     assert "request body over" in declared.json()["error"]

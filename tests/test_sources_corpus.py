@@ -83,6 +83,21 @@ def test_the_index_is_built_once_then_loaded_from_the_cache(tmp_path: Path, monk
     assert [e.text for e in second] == [e.text for e in first]
 
 
+def test_a_documents_date_becomes_its_evidences_date_and_survives_the_saved_index(tmp_path: Path) -> None:
+    dated = [
+        {**DOCS[0], "date": "2019-06-01"},
+        {**DOCS[1], "date": "Mar 3, 2021"},
+        {**DOCS[2], "date": "not a date"},
+    ]
+    path = write_jsonl(tmp_path / "c.jsonl", dated)
+    for _ in range(2):  # built, then loaded from the saved index as a new process would
+        evidence = {e.title: e for e in retrieve(CorpusSource(path=str(path), top_k=3), "vitamin aspirin caffeine")}
+        assert evidence["Vitamin D"].published_at == "2019-06-01"
+        assert evidence["Aspirin"].published_at == "2021-03-03"
+        assert evidence["Coffee"].published_at is None  # unreadable: unknown, never guessed
+        corpus_module._indexes.clear()
+
+
 def test_changing_the_corpus_changes_its_fingerprint(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "c.jsonl", DOCS)
     before = fingerprint(path, 120)

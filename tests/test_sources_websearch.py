@@ -157,6 +157,48 @@ def test_serper_organic_only_skips_results_without_a_snippet(server: FakeServer)
     assert all(e.text and e.url for e in evidence)
 
 
+def test_each_result_carries_the_date_google_shows_for_it(server: FakeServer) -> None:
+    serper = retrieve(SerperSource(base_url=server.url), VITAMIN_D)
+    assert [e.published_at for e in serper] == ["2022-07-28", None, "2019-12-27", None]  # "Jul 28, 2022", none, ...
+    serpapi = retrieve(SerpAPISource(base_url=server.url), COFFEE)
+    assert [e.published_at for e in serpapi][-1] == "2005-06-01"  # "Jun 1, 2005"
+    assert all(e.to_dict()["published_at"] == e.published_at for e in serper)
+
+
+def test_a_relative_result_date_counts_back_from_the_retrieval(server: FakeServer) -> None:
+    answer = {
+        "organic": [
+            {"title": "A", "link": "https://a.example/1", "snippet": "Fresh news.", "date": "3 days ago"},
+            {"title": "B", "link": "https://b.example/2", "snippet": "Older news.", "date": "Mar 2021"},
+            {"title": "C", "link": "https://c.example/3", "snippet": "Undated.", "date": "sometime soon"},
+        ]
+    }
+    server.queue("POST", "/search", Response(answer))
+    [fresh, month, unknown] = retrieve(SerperSource(base_url=server.url), "recent news")
+    assert fresh.retrieved_at is not None
+    retrieved = datetime.fromisoformat(fresh.retrieved_at)
+    assert fresh.published_at == (retrieved - timedelta(days=3)).date().isoformat()
+    assert month.published_at == "2021-03" and unknown.published_at is None
+
+
+def test_a_text_written_long_ago_searches_only_what_was_published_by_then(server: FakeServer) -> None:
+    from factcheck.claimtime import current_reference, reference_time
+
+    token = current_reference.set(reference_time("2014-05-10"))
+    try:
+        retrieve(SerperSource(base_url=server.url), VITAMIN_D)
+        retrieve(SerperSource(base_url=server.url, date_restrict=False), VITAMIN_D)
+        retrieve(SerpAPISource(base_url=server.url), COFFEE)
+    finally:
+        current_reference.reset(token)
+    retrieve(SerperSource(base_url=server.url), VITAMIN_D + " today")  # a check of today: no restriction
+    restricted, unrestricted, today = (r.json() for r in server.calls("/search") if r.method == "POST")
+    assert restricted["tbs"] == "cdr:1,cd_max:05/10/2014"
+    assert "tbs" not in unrestricted and "tbs" not in today
+    [serpapi] = [r for r in server.calls("/search") if r.method == "GET"]
+    assert serpapi.query["tbs"] == ["cdr:1,cd_max:05/10/2014"]
+
+
 def test_serper_no_results_is_no_evidence(server: FakeServer) -> None:
     assert retrieve(SerperSource(base_url=server.url), NONSENSE) == []
 

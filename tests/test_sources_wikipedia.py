@@ -65,14 +65,48 @@ def generator_answer(data: dict[str, Any], query: dict[str, str]) -> dict[str, A
     for position, page in enumerate(pages):
         if position >= exlimit:
             page.pop("extract", None)
+        if "revisions" in query.get("prop", "").split("|") and "lastrevid" in page:
+            # prop=revisions with no rvlimit lists each page's latest revision (the recorded lastrevid; the
+            # recording kept no edit time, so the page's "touched" time stands in for it).
+            latest = {"revid": page["lastrevid"], "parentid": page["lastrevid"] - 1, "timestamp": page["touched"]}
+            page["revisions"] = [latest]
     if not pages:
         return {"batchcomplete": True}  # a search that finds nothing: no "query" at all
     return {**data, "query": {**data["query"], "pages": pages}}
 
 
+def revisions_answer(query: dict[str, str]) -> dict[str, Any]:
+    """``prop=revisions&titles=T&rvlimit=1&rvdir=older&rvstart=TS``: the revision current at TS; a page with
+    no revision by then is listed without ``revisions``, an unknown title as ``missing``."""
+    title = query["titles"]
+    page = fixture("history-eiffel-tower")["pages"].get(title)
+    if page is None:
+        return {"batchcomplete": True, "query": {"pages": [{"ns": 0, "title": title, "missing": True}]}}
+    older = [r for r in page["revisions"] if r["timestamp"] <= query["rvstart"]]
+    listed: dict[str, Any] = {"pageid": page["pageid"], "ns": 0, "title": title}
+    if older:
+        listed["revisions"] = [{k: v for k, v in older[-1].items() if k != "html"}]
+    return {"batchcomplete": True, "query": {"pages": [listed]}}
+
+
+def parse_answer(query: dict[str, str]) -> dict[str, Any]:
+    """``action=parse&oldid=N&prop=text&section=0``: the revision's rendered lead section."""
+    for title, page in fixture("history-eiffel-tower")["pages"].items():
+        for revision in page["revisions"]:
+            if str(revision["revid"]) == query["oldid"]:
+                parsed = {"title": title, "pageid": page["pageid"], "revid": revision["revid"]}
+                return {"parse": {**parsed, "text": revision["html"]}}
+    return {"error": {"code": "nosuchrevid", "info": f"There is no revision with ID {query['oldid']}."}}
+
+
 def mediawiki(request: Request) -> Response:
-    """A fake api.php answering generator=search (and list=search) from the recorded answers."""
+    """A fake api.php answering generator=search (and list=search) from the recorded answers, and old
+    revisions (prop=revisions, action=parse) from a written history."""
     query = params(request)
+    if query.get("action") == "parse":
+        return Response(parse_answer(query))
+    if query.get("prop") == "revisions" and "titles" in query:
+        return Response(revisions_answer(query))
     if query.get("generator") == "search":
         name = topic(query.get("gsrsearch", ""))
         return Response(generator_answer(fixture(f"generator-{name or 'no-results'}"), query))
@@ -140,6 +174,7 @@ def test_one_request_gives_the_lead_of_the_top_page(server: FakeServer) -> None:
     assert recorded["extract"].startswith(evidence.text)
     assert evidence.retrieved_at is not None
     assert datetime.fromisoformat(evidence.retrieved_at).utcoffset() is not None
+    assert evidence.published_at == recorded["touched"]  # the date of the revision the lead was read from
 
     [request] = server.calls(API)  # search and lead sections in one request
     assert params(request) == {
@@ -149,7 +184,8 @@ def test_one_request_gives_the_lead_of_the_top_page(server: FakeServer) -> None:
         "generator": "search",
         "gsrsearch": "The Eiffel Tower is 330 metres tall.",
         "gsrlimit": "1",
-        "prop": "extracts|info",
+        "prop": "extracts|info|revisions",
+        "rvprop": "ids|timestamp",
         "exintro": "1",
         "explaintext": "1",
         "exlimit": "1",
@@ -486,3 +522,49 @@ def test_registers_as_the_wikipedia_source() -> None:
     context: AbstractContextManager[None] = nullcontext() if already else registered(wikipedia_module)
     with context:
         assert isinstance(factcheck.get_sources()["wikipedia"], WikipediaSource)
+
+
+# --- as of a date (issue 18) --------------------------------------------------------------------
+
+
+def test_as_of_a_date_each_page_is_read_as_it_stood_then(server: FakeServer) -> None:
+    [evidence] = retrieve(source_for(server, as_of="2012-06-30"), "The Eiffel Tower is 324 metres tall.")
+    assert evidence.title == "Eiffel Tower"
+    assert evidence.published_at == "2010-01-17T18:02:51Z"  # the revision current on 2012-06-30
+    assert evidence.url == f"{server.url}/w/index.php?title=Eiffel_Tower&oldid=338421190"
+    # The lead paragraphs only: no hidden short description, hatnote style, infobox, footnote marks or headings.
+    assert evidence.text == (
+        "The Eiffel Tower (Tour Eiffel) is a 19th-century iron lattice tower located on the Champ de Mars in Paris "
+        "that has become both a global icon of France and one of the most recognizable structures in the world. "
+        "The tower, which is the tallest building in Paris, is the single most visited paid monument in the world.\n"
+        "The tower stands 324 metres (1,063 ft) tall, about the same height as an 81-storey building."
+    )
+    lookup, parse = [params(r) for r in server.calls(API)][1:]
+    assert lookup["rvstart"] == "2012-06-30T23:59:59Z" and lookup["rvdir"] == "older" and lookup["rvlimit"] == "1"
+    assert lookup["titles"] == "Eiffel Tower"
+    assert parse["action"] == "parse" and parse["oldid"] == "338421190" and parse["section"] == "0"
+
+
+def test_an_earlier_date_reads_an_earlier_revision_and_before_the_page_there_is_nothing(server: FakeServer) -> None:
+    [old] = retrieve(source_for(server, as_of="2005-01-01"), "The Eiffel Tower is 300 metres tall.")
+    assert old.published_at == "2004-06-14T09:12:44Z" and "oldid=4166311" in (old.url or "")
+    assert old.text.endswith("The tower is 300 metres tall without its antenna.")
+    assert "[1]" not in old.text and "Height" not in old.text
+    assert retrieve(source_for(server, as_of="2001-01-01"), "The Eiffel Tower is 300 metres tall.") == []
+
+
+def test_old_revisions_are_read_once_then_from_the_cache(server: FakeServer, tmp_path: Path) -> None:
+    source = source_for(server, as_of="2012-06-30")
+    cache = Cache(tmp_path / "c.sqlite")
+    with in_context(cache, UsageRecorder()):
+        first = retrieve(source, "The Eiffel Tower is 324 metres tall.")
+    with in_context(cache, UsageRecorder()):
+        second = retrieve(source, "The Eiffel Tower is 324 metres tall.")
+    cache.close()
+    assert second == first and len(server.calls(API)) == 3  # search, revision, lead: once
+
+
+@pytest.mark.parametrize("value", ["yesterday", "2012-13-01", "", 2012])
+def test_as_of_must_be_an_iso_date(value: object) -> None:
+    with pytest.raises(ConfigError, match="as_of must be an ISO 8601 date"):
+        WikipediaSource(as_of=value)  # type: ignore[arg-type]

@@ -180,9 +180,37 @@ def test_the_gate_abstains_when_no_passage_shares_the_claims_words_or_bears_on_i
     assert result.factuality is None and result.rationale.startswith(NO_PASSAGE) and "0.80 < 0.9" in result.rationale
 
 
+def test_a_long_claim_passes_the_word_test_with_enough_shared_words_whatever_its_share() -> None:
+    # A twenty-word claim whose passage holds four of its words (20%): below min_coverage, but with
+    # min_shared words shared it is read; with fewer it is not.
+    long_claim = dataclasses.replace(reading((0, "s0", (0.7, 0.1, 0.2))), coverage=0.2, shared=4, words=20)
+    assert NLIVerifier(min_relevance=0.5, min_coverage=0.5, min_shared=4).decide(long_claim).factuality is True
+    result = NLIVerifier(min_relevance=0.5, min_coverage=0.5, min_shared=5).decide(long_claim)
+    assert result.factuality is None and "or 5 words" in result.rationale
+
+
+def test_the_word_test_counts_the_claims_content_words_in_the_best_passage() -> None:
+    claim = (
+        "Hydroxychloroquine treatment reduced mortality among hospitalised COVID-19 patients in the randomised trial."
+    )
+    passages = [
+        "Mortality was reported in the trial.",
+        "Hydroxychloroquine did not reduce mortality among patients hospitalised with COVID-19.",
+    ]
+    read = NLIVerifier().read(Claim("c", claim), [Evidence("x", text, f"doc{i}") for i, text in enumerate(passages)])
+    assert (read.shared, read.coverage, read.words) == (7, 0.7, 10)  # the second passage; the first holds 2
+    with pytest.raises(ConfigError, match="min_shared"):
+        NLIVerifier(min_shared=0)
+
+
 def test_the_default_gate_is_the_one_calibrated_with_the_shipped_model() -> None:
     gate = json.loads((SHIPPED_MODEL / "nli.json").read_text(encoding="utf-8"))["gate"]
-    assert (NLIVerifier().min_relevance, NLIVerifier().min_coverage) == (gate["min_relevance"], gate["min_coverage"])
+    default = NLIVerifier()
+    assert (default.min_relevance, default.min_coverage, default.min_shared) == (
+        gate["min_relevance"],
+        gate["min_coverage"],
+        gate["min_shared"],
+    )
 
 
 def test_with_the_model_the_quoted_sentence_is_the_one_whose_probability_is_the_confidence() -> None:
@@ -258,7 +286,7 @@ def test_the_model_card_numbers_come_with_the_model() -> None:
     config = json.loads((SHIPPED_MODEL / "nli.json").read_text(encoding="utf-8"))
     assert config["labels"] == list(LABELS)
     assert 0.5 <= config["temperature"] <= 5
-    assert set(config["gate"]) == {"min_relevance", "min_coverage"}
+    assert set(config["gate"]) == {"min_relevance", "min_coverage", "min_shared"}
     assert (SHIPPED_MODEL / "model.onnx").stat().st_size < 30e6
 
 

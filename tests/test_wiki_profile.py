@@ -54,7 +54,7 @@ def test_a_claim_the_lead_section_states_is_true_with_one_request_per_claim(serv
     assert judgment["factuality"] is True and claim["label"] == "TRUE"
     [request] = server.calls(API)  # the request contract: one generator=search request with the extracts
     query = params(request)
-    assert query["generator"] == "search" and query["prop"] == "extracts|info"
+    assert query["generator"] == "search" and query["prop"] == "extracts|info|revisions"
     assert query["gsrsearch"] == "The Eiffel Tower is a wrought-iron lattice tower in Paris."
     assert data["usage"]["llm_calls"] == 0 and data["usage"]["calls"]["verifier:nli"] == 1
 

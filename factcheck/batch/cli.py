@@ -17,7 +17,7 @@ import click
 from rich.console import Console
 
 from factcheck.batch.inputs import open_input
-from factcheck.batch.output import claim_output, prepare_output, settings_path
+from factcheck.batch.output import claim_output, lock_path, prepare_output
 from factcheck.batch.progress import BatchProgress, render_summary, summarise
 from factcheck.batch.runner import BatchResult, Budget, LocalEngine, Tally, run_batch
 from factcheck.cli import (
@@ -159,14 +159,16 @@ def batch(
     source = open_input(input_path, text_column=text_column, id_column=id_column)
     ids = source.scan()
     checker = build_checker(**checker_options)
-    claim_output(out, {"input": source.settings(), **checker_fingerprint(checker)})
     err = Console(stderr=True)
     if max_cost is not None and checker.llm.model not in checker.llm.prices:
         err.print(
             f"warning: model {checker.llm.model!r} has no price in [llm] prices, so --max-cost counts its calls as $0; "
             "use --max-llm-calls, or set its price"
         )
-    with exclusive(settings_path(out), out):
+    # The lock comes first, on a file nothing replaces: two runs starting at once cannot both
+    # write the settings, or each lock a different copy of them.
+    with exclusive(lock_path(out), out):
+        claim_output(out, {"input": source.settings(), **checker_fingerprint(checker)})
         done = prepare_output(out, retry_failed=retry_failed)
         todo = sum(1 for doc_id in ids if doc_id not in done)
         try:

@@ -38,7 +38,8 @@ th, td { border-bottom: 1px solid #ddd; padding: 4px 6px; text-align: left; vert
 #docs > thead th[aria-sort=descending]::after { content: " \\25BC"; }
 .l-TRUE { color: #17662b; font-weight: 600; } .l-FALSE { color: #a11; font-weight: 600; }
 .l-PARTLY { color: #8a5a00; font-weight: 600; } .l-UNVERIFIED, .abstain { color: #777; }
-.error { color: #a11; } .num { text-align: right; font-variant-numeric: tabular-nums; }
+.error { color: #a11; } .time, .dated { color: #555; } .time-note, .note { color: #8a5a00; }
+.num { text-align: right; font-variant-numeric: tabular-nums; }
 details > summary { cursor: pointer; } .claim { margin: .6em 0 .9em; } .claim table td { font-size: 13px; }
 blockquote { margin: .3em 0 .6em 1em; color: #444; white-space: pre-wrap; }
 #filter { margin: .5em 0; padding: 4px; width: 20em; }
@@ -112,6 +113,11 @@ def _evidence(items: Iterable[dict[str, Any]]) -> str:
         text = str(item.get("text") or "")
         snippet = escape(text[:EVIDENCE_CHARS] + ("..." if len(text) > EVIDENCE_CHARS else ""))
         head = f'<a href="{escape(url)}" rel="noopener noreferrer nofollow">{title}</a>' if url else title
+        dated = item.get("published_at")
+        if dated:
+            head += f' <span class="dated">(dated {escape(str(dated)[:10])})</span>'
+        if item.get("time_note"):
+            head += f' <span class="time-note">of another time: {escape(str(item["time_note"]))}</span>'
         links.append(f"<li>{head}: <span>{snippet}</span></li>")
     return f"<ul>{''.join(links)}</ul>" if links else ""
 
@@ -134,9 +140,18 @@ def _claims(record: dict[str, Any]) -> str:
             for j in claim.get("judgments") or []
         )
         label = claim.get("label")
+        extra = ""
+        time = claim.get("time")
+        if isinstance(time, dict) and time.get("start"):
+            span = time["start"] if time.get("start") == time.get("end") else f"{time['start']} to {time.get('end')}"
+            extra += (
+                f' <span class="time">(speaks of {escape(str(span))}: "{escape(str(time.get("phrase") or ""))}")</span>'
+            )
+        for note in claim.get("notes") or []:
+            extra += f'<p class="note">note: {escape(str(note))}</p>'
         parts.append(
             f'<div class="claim"><span class="{_label_class(label)}">{escape(str(label))}</span> '
-            f"{_number(claim.get('score'))} {escape(str(claim.get('text')))}"
+            f"{_number(claim.get('score'))} {escape(str(claim.get('text')))}{extra}"
             f"<table><thead><tr><th>agent</th><th>verdict</th><th>rationale</th><th>evidence</th></tr></thead>"
             f"<tbody>{rows}</tbody></table></div>"
         )

@@ -197,12 +197,18 @@ class FolderInput(Input):
     path: Path
 
     def files(self) -> Iterator[Path]:
+        """The files to read; a symbolic link is followed only when it stays inside the folder
+        (a link to ``/etc/passwd`` in a folder of downloaded pages is not read)."""
+        root = self.path.resolve()
         for file in sorted(self.path.rglob("*")):
             relative = file.relative_to(self.path)
             if any(part.startswith(".") for part in relative.parts) or not file.is_file():
                 continue
-            if file.suffix.lower() in TEXT_SUFFIXES + HTML_SUFFIXES:
-                yield file
+            if file.suffix.lower() not in TEXT_SUFFIXES + HTML_SUFFIXES:
+                continue
+            if not file.resolve().is_relative_to(root):
+                continue
+            yield file
 
     def ids(self) -> Iterator[str]:
         has_html = False
@@ -224,9 +230,11 @@ class FolderInput(Input):
                 yield Document(doc_id, "", meta, f"cannot read {file}: {exc.strerror or exc}")
                 continue
             if file.suffix.lower() in HTML_SUFFIXES:
-                text, title = html_main_text(raw)
+                text, title, date = html_page(raw)
                 if title:
                     meta["title"] = title
+                if date:
+                    meta["date"] = date  # the page's publication date: the text is checked as of then
                 if not text:
                     yield Document(doc_id, "", meta, "no main text found in the HTML page")
                     continue
@@ -268,7 +276,14 @@ def _import_failure(exc: ImportError) -> str:
 
 
 def html_main_text(page: bytes | str) -> tuple[str, str | None]:
-    """The main text of an HTML page (navigation, ads and footers dropped) and its title.
+    """The main text of an HTML page (navigation, ads and footers dropped) and its title."""
+    text, title, _ = html_page(page)
+    return text, title
+
+
+def html_page(page: bytes | str) -> tuple[str, str | None, str | None]:
+    """The main text of an HTML page (navigation, ads and footers dropped), its title and its publication
+    date (from the page's metadata, ``YYYY-MM-DD``; ``None`` when it gives none).
 
     trafilatura returns one paragraph per line; paragraphs are separated by a
     blank line here so a heading never runs into the sentence after it.
@@ -276,10 +291,20 @@ def html_main_text(page: bytes | str) -> tuple[str, str | None]:
     require_trafilatura()
     import trafilatura
 
-    extracted = trafilatura.bare_extraction(page, with_metadata=True, include_comments=False, include_tables=False)
+    extracted = trafilatura.bare_extraction(
+        page,
+        with_metadata=True,
+        include_comments=False,
+        include_tables=False,
+        # The date the page states (its metadata, a time element): never one guessed from "Copyright 2024".
+        date_extraction_params={"extensive_search": False, "original_date": True},
+    )
     if extracted is None:
-        return "", None
-    text = extracted.get("text") if isinstance(extracted, dict) else extracted.text
-    title = extracted.get("title") if isinstance(extracted, dict) else extracted.title
-    paragraphs = [line.strip() for line in (text or "").splitlines() if line.strip()]
-    return "\n\n".join(paragraphs), title or None
+        return "", None, None
+
+    def field(name: str) -> Any:
+        return extracted.get(name) if isinstance(extracted, dict) else getattr(extracted, name, None)
+
+    paragraphs = [line.strip() for line in (field("text") or "").splitlines() if line.strip()]
+    date = field("date")
+    return "\n\n".join(paragraphs), field("title") or None, date if isinstance(date, str) and date else None

@@ -29,6 +29,11 @@ def settings_path(out: Path) -> Path:
     return out.with_name(out.name + ".run.json")
 
 
+def lock_path(out: Path) -> Path:
+    """The file a run holds locked while it writes ``out`` (``OUT.jsonl.lock``; left in place, harmless)."""
+    return out.with_name(out.name + ".lock")
+
+
 def success_record(doc: Document, verdict: dict[str, Any]) -> dict[str, Any]:
     """The output line of a checked document (``verdict`` is ``TextVerdict.to_dict()``)."""
     return {"id": doc.id, **verdict, "meta": doc.meta}

@@ -11,30 +11,36 @@ across documents: LLM and HTTP concurrency limits are kept per event loop and
 endpoint (:func:`factcheck.net.host_limit`), so 64 documents in flight still
 send at most ``[llm] max_concurrency`` requests at once to one model server.
 
-Budgets are checked before each document starts: once spending reaches
-``--max-cost`` or ``--max-llm-calls``, no new document starts, the ones in
-flight finish (so a run can overshoot by what they cost), and the result says
-how many are left.
+Budgets are checked before each paid call (a :class:`~factcheck.usage.Spending`
+shared by every check of the run): once ``--max-llm-calls`` calls are made no
+further call starts, and once ``--max-cost`` is spent none starts either (the
+calls already in flight may add their cost). A document whose check was cut
+short by the budget gets no line, so a rerun with a larger budget checks it;
+no new document starts, and the result says how many are left.
 """
 
 from __future__ import annotations
 
 import asyncio
+import calendar
 import hashlib
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from itertools import islice
 from typing import Any, Protocol
 
 from factcheck.batch.inputs import Document
 from factcheck.batch.output import duplicate_record, failure_record, is_failure, success_record
-from factcheck.errors import ConfigError, raise_errors_requested
+from factcheck.dates import evidence_date
+from factcheck.errors import ConfigError, InputError, raise_errors_requested
 from factcheck.pipeline import Checker
 from factcheck.resume import AppendLog
 from factcheck.types import Usage
+from factcheck.usage import Spending, current_spending
 
 
 async def check_document(checker: Checker, doc: Document) -> dict[str, Any]:
@@ -49,7 +55,11 @@ async def check_document(checker: Checker, doc: Document) -> dict[str, Any]:
     if doc.error is not None:
         return failure_record(doc, "InputError", doc.error)
     try:
-        verdict = await checker.acheck(doc.text)
+        as_of = document_date(doc)
+    except InputError as exc:
+        return failure_record(doc, "InputError", str(exc))
+    try:
+        verdict = await checker.acheck(doc.text, as_of=as_of)
     except ConfigError:
         raise
     except Exception as exc:
@@ -59,6 +69,30 @@ async def check_document(checker: Checker, doc: Document) -> dict[str, Any]:
     return success_record(doc, verdict.to_dict())
 
 
+DATE_FIELDS = ("date", "as_of")  # a document's field saying when it was written
+
+
+def document_date(doc: Document) -> str | None:
+    """When ``doc`` was written, from its ``date`` (or ``as_of``) field, as an ISO date for ``as_of``.
+
+    ISO 8601 or as a search result dates a page ("Mar 3, 2021"); a year or a month alone means its last day.
+    A field that holds no date is an InputError: checking the document as of today would judge it against
+    the wrong time without saying so.
+    """
+    raw = next((doc.meta[key] for key in DATE_FIELDS if doc.meta.get(key) not in (None, "")), None)
+    if raw is None:
+        return None
+    day = evidence_date(str(raw), datetime.now(UTC).isoformat())
+    if day is None:
+        raise InputError(f"date {str(raw)[:40]!r} is not a date (use ISO 8601, e.g. 2014-05-10)")
+    if len(day) == 4:
+        return f"{day}-12-31"
+    if len(day) == 7:
+        year, month = int(day[:4]), int(day[5:])
+        return f"{day}-{calendar.monthrange(year, month)[1]:02d}"
+    return day
+
+
 class Engine(Protocol):
     """Where documents are checked. ``slot`` (0 .. concurrency-1) names the worker asking,
     so an engine with several workers can give each slot its own."""
@@ -66,6 +100,12 @@ class Engine(Protocol):
     async def check(self, doc: Document, slot: int) -> dict[str, Any]:
         """The output line for ``doc``."""
         ...
+
+
+def cut_by_budget(record: dict[str, Any]) -> bool:
+    """True when a paid call of this document's check was refused by the budget (its verdict is incomplete)."""
+    usage = record.get("usage")
+    return isinstance(usage, dict) and bool((usage.get("errors") or {}).get("budget"))
 
 
 @dataclass
@@ -84,6 +124,10 @@ class Budget:
 
     max_cost_usd: float | None = None
     max_llm_calls: int | None = None
+
+    def spending(self) -> Spending:
+        """The per-call limits of this budget, for :data:`~factcheck.usage.current_spending`."""
+        return Spending(self.max_llm_calls, self.max_cost_usd)
 
     def exhausted(self, tally: Tally) -> str | None:
         """Why no new document may start, or ``None`` while there is budget left."""
@@ -178,6 +222,9 @@ async def run_batch(
     """
     tally = Tally()
     result = BatchResult(tally)
+    spending = budget.spending()
+    # Set before the tasks start, so every check (and every model call in it) charges this run's budget.
+    token = current_spending.set(spending)
     queue: asyncio.Queue[Document | None] = asyncio.Queue(maxsize=2 * concurrency)
     in_flight: dict[str, asyncio.Future[dict[str, Any]]] = {}
 
@@ -199,7 +246,9 @@ async def run_batch(
     async def check(doc: Document, slot: int) -> dict[str, Any]:
         if doc.error is not None:
             return await engine.check(doc, slot)
-        key = hashlib.sha256(doc.text.encode("utf-8", "surrogatepass")).hexdigest()
+        # Same text and same date: the same check (a text written at another time is judged against another).
+        dated = "\0".join(str(doc.meta.get(k) or "") for k in DATE_FIELDS)
+        key = hashlib.sha256(f"{doc.text}\0{dated}".encode("utf-8", "surrogatepass")).hexdigest()
         if key in in_flight:
             return duplicate_record(doc, await asyncio.shield(in_flight[key]))
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
@@ -215,25 +264,34 @@ async def run_batch(
 
     async def work(slot: int, write: Callable[[dict[str, Any]], Any]) -> None:
         while True:
-            result.stopped = result.stopped or budget.exhausted(tally)
+            result.stopped = result.stopped or spending.reached() or budget.exhausted(tally)
             if result.stopped:
                 return
             doc = await queue.get()
             if doc is None:
                 return
             record = await check(doc, slot)
+            if cut_by_budget(record):  # not finished: no line, so a rerun with more budget checks it
+                result.stopped = result.stopped or spending.reached() or "the budget was reached"
+                return
             await write(record)
             tally.add(record)
             on_record(record, tally)
 
-    async with _writer(log) as write:
-        tasks = [asyncio.create_task(read()), *(asyncio.create_task(work(slot, write)) for slot in range(concurrency))]
-        try:
-            await asyncio.gather(*tasks[1:])
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+    try:
+        async with _writer(log) as write:
+            tasks = [
+                asyncio.create_task(read()),
+                *(asyncio.create_task(work(slot, write)) for slot in range(concurrency)),
+            ]
+            try:
+                await asyncio.gather(*tasks[1:])
+            finally:
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+    finally:
+        current_spending.reset(token)
     if reader_failed:
         raise reader_failed[0]
     return result

@@ -14,6 +14,7 @@ import random
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,7 @@ class EvalItem:
     gold: Label
     claims: tuple[GoldClaim, ...]
     meta: Mapping[str, Any] = field(default_factory=dict)
+    as_of: str | None = None  # when the claim was made (ISO 8601), where the dataset says: it is checked as of then
 
 
 @dataclass(frozen=True)
@@ -124,11 +126,23 @@ def _claim_item(
     *,
     meta: Mapping[str, Any],
     claim_label: bool = True,
+    as_of: str | None = None,
 ) -> EvalItem:
     """An item whose text is one claim, judged against ``evidence``. ``claim_label``: the claim's gold
     is the text's (two-level sets); False where the dataset labels the text only (PARTLY TRUE, ...)."""
     claim = GoldClaim(text=text, label=gold if claim_label else None, evidence=evidence)
-    return EvalItem(item_id, text, gold, (claim,), meta)
+    return EvalItem(item_id, text, gold, (claim,), meta, as_of)
+
+
+def _day_month_year(value: object) -> str | None:
+    """AVeriTeC's ``claim_date`` ("31-10-2020", day first) as ISO 8601, or None."""
+    parts = value.split("-") if isinstance(value, str) else []
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        return None
+    try:
+        return date(int(parts[2]), int(parts[1]), int(parts[0])).isoformat()
+    except ValueError:
+        return None
 
 
 def _split_evenly(total: int, parts: int) -> list[int]:
@@ -542,6 +556,7 @@ def read_averitec(data_dir: Path) -> Dataset:
                     "location_ISO_code": row.get("location_ISO_code"),
                 },
                 claim_label=False,
+                as_of=_day_month_year(row.get("claim_date")),  # judged as of when the claim was made
             )
         )
     return Dataset(

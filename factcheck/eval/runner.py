@@ -128,7 +128,8 @@ async def check_items(
 
         async def one(item: EvalItem) -> None:
             async with limit:
-                verdict = await item_checker(checker, item).acheck(item.text, None if extract else item_claims(item))
+                claims = None if extract else item_claims(item)
+                verdict = await item_checker(checker, item).acheck(item.text, claims, as_of=item.as_of)
             log.write(record(item, verdict))
             on_done()
 

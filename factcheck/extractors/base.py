@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 
 from factcheck.options import Configurable
-from factcheck.types import Claim
+from factcheck.types import Claim, Extraction
 
 
 class ClaimExtractor(Configurable, ABC):
@@ -21,3 +21,8 @@ class ClaimExtractor(Configurable, ABC):
     @abstractmethod
     def extract(self, text: str) -> list[Claim]:
         """The claims of ``text``, in reading order."""
+
+    def extraction(self, text: str) -> Extraction:
+        """The claims of ``text`` and the sentences it skipped, with why (what ``factcheck extract``
+        shows and a check records). Extractors that do not say what they skip need not override it."""
+        return Extraction(tuple(self.extract(text)))

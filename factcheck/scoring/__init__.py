@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from factcheck.claimtime import time_notes
 from factcheck.scoring.base import LabelRule, Scorer
 from factcheck.types import Claim, ClaimVerdict, Judgment, TextVerdict, Usage
 
@@ -17,7 +18,13 @@ from factcheck.types import Claim, ClaimVerdict, Judgment, TextVerdict, Usage
 def score_claim(claim: Claim, judgments: Sequence[Judgment], scorer: Scorer, rule: LabelRule) -> ClaimVerdict:
     """Score and label one claim from its judgments."""
     score = scorer.score_claim(judgments)
-    return ClaimVerdict(claim=claim, judgments=tuple(judgments), score=score, label=rule.claim_label(score))
+    return ClaimVerdict(
+        claim=claim,
+        judgments=tuple(judgments),
+        score=score,
+        label=rule.claim_label(score),
+        notes=time_notes(claim, judgments),
+    )
 
 
 def score_text(
@@ -45,7 +52,8 @@ def score_text(
 def rescore(verdict: TextVerdict, scorer: Scorer, rule: LabelRule) -> TextVerdict:
     """Re-score a recorded check with another scorer or label rule; calls no source."""
     judged = [(c.claim, c.judgments) for c in verdict.claims]
-    return replace(score_text(verdict.text, judged, scorer, rule, verdict.usage), language=verdict.language)
+    rescored = score_text(verdict.text, judged, scorer, rule, verdict.usage)
+    return replace(rescored, language=verdict.language, skipped=verdict.skipped, as_of=verdict.as_of)
 
 
 __all__ = ["LabelRule", "Scorer", "rescore", "score_claim", "score_text"]

@@ -1,8 +1,11 @@
 """The HTTP API for browser extensions: FastAPI routes over the Checker.
 
-One process, one event loop: every request's checks share the per-endpoint
-concurrency limits of :mod:`factcheck.net` and the LLM client, and checkers
-are built once per (profile, scorer, labels) and reused. The API keys of the
+One process, one event loop for the requests (``--workers N`` runs N such
+processes): every request's checks share the per-endpoint concurrency limits of
+:mod:`factcheck.net` and the LLM client (sources and verifiers run on their own
+loops, :mod:`factcheck.plugins.calls`), and checkers are built once per
+(profile, scorer, labels) and reused. A text checked again is answered from
+the cache of whole answers (:mod:`factcheck.server.answers`). The API keys of the
 providers stay on the server; every answer is scrubbed of them before it is
 sent, error messages included.
 
@@ -18,9 +21,9 @@ import importlib.metadata
 import json
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -31,21 +34,24 @@ from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from factcheck.claimtime import reference_time
 from factcheck.config import PROFILES, load_settings
-from factcheck.errors import ConfigError, FactcheckError, MissingKeyError
-from factcheck.llm.client import current_llm_settings
+from factcheck.errors import ConfigError, FactcheckError
 from factcheck.pipeline import FALLBACK_EXTRACTOR, Checker
 from factcheck.plugins.manager import get_registry
+from factcheck.server.answers import AnswerCache
 from factcheck.server.auth import KeyChecker, RateLimiter, retry_after_header
 from factcheck.server.settings import ServerSettings
-from factcheck.server.stream import check_events
+from factcheck.server.stream import CheckEvent, check_events
 from factcheck.sources.base import Source
 from factcheck.sources.websearch import redact
+from factcheck.text import valid_unicode
 from factcheck.verifiers.base import Verifier
 
 log = logging.getLogger("factcheck.server")
-
-PREPARE_TIMEOUT_S = 20.0
+T = TypeVar("T")
+WARM_UP_S = 120.0  # at most this long at start loading the default checker's models and indexes
+STATUS_PREPARE_S = 20.0  # /v1/components waits this long for each component's prepare()
 
 
 class CheckRequest(BaseModel):
@@ -59,12 +65,31 @@ class CheckRequest(BaseModel):
     profile: str | None = Field(None, description="Agent profile (default: the server's).")
     scorer: str | None = Field(None, description="Scorer name, e.g. mafc, normsum.")
     labels: str | None = Field(None, description="Label rule name, e.g. threshold, compose.")
+    date: str | None = Field(
+        None,
+        max_length=64,
+        description="When the text was written (ISO 8601, e.g. 2014-05-10; default now): claims' times are "
+        "resolved against it and sources read as of then (docs/time.md).",
+    )
+
+    @field_validator("text", "url", "title", mode="before")
+    @classmethod
+    def _valid_unicode(cls, value: Any) -> Any:
+        # JSON allows a lone surrogate ("\\ud800"); no answer could be encoded with it.
+        return valid_unicode(value) if isinstance(value, str) else value
 
     @field_validator("text")
     @classmethod
     def _not_blank(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("must not be empty")
+        return value
+
+    @field_validator("date")
+    @classmethod
+    def _a_date(cls, value: str | None) -> str | None:
+        if value is not None:
+            reference_time(value)  # a ValueError: the request is refused with its message
         return value
 
     @field_validator("profile", "scorer", "labels")
@@ -86,11 +111,13 @@ class APIError(Exception):
 
 
 class BodyLimit:
-    """Answers 413 to a request body over ``max_bytes`` before it is read whole (declared or streamed)."""
+    """Answers 413 to a request body over ``max_bytes`` before it is read whole (declared or streamed),
+    and 408 to a body whose next part takes longer than ``timeout_s`` to arrive."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, timeout_s: float = 10.0) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.timeout_s = timeout_s
 
     async def _refuse(self, send: Send) -> None:
         body = json.dumps({"error": f"request body over {self.max_bytes} bytes"}).encode()
@@ -107,10 +134,18 @@ class BodyLimit:
             await self._refuse(send)
             return
         received = 0
+        body_done = False
 
         async def limited() -> Message:
-            nonlocal received
-            message = await receive()
+            nonlocal received, body_done
+            if body_done:  # after the body only the disconnect is awaited: no time-out
+                return await receive()
+            try:
+                async with asyncio.timeout(self.timeout_s):
+                    message = await receive()
+            except TimeoutError:
+                raise HTTPException(408, f"request body not received within {self.timeout_s:g}s") from None
+            body_done = message.get("type") != "http.request" or not message.get("more_body", False)
             received += len(message.get("body", b""))
             if received > self.max_bytes:
                 # FastAPI passes an HTTPException raised while it reads the body on to the handlers.
@@ -141,10 +176,13 @@ class Redactor:
             text = redact(text, secret)
         return text
 
+    def render(self, content: Any) -> bytes:
+        """``content`` as JSON bytes, scrubbed (and valid UTF-8 whatever a component put in it)."""
+        return valid_unicode(self(json.dumps(content, ensure_ascii=False))).encode("utf-8")
+
     def json(self, content: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
         """``content`` as a JSON answer, scrubbed."""
-        body = self(json.dumps(content, ensure_ascii=False)).encode("utf-8")
-        return Response(body, status_code=status, headers=headers, media_type="application/json")
+        return Response(self.render(content), status_code=status, headers=headers, media_type="application/json")
 
 
 class CheckerPool:
@@ -154,9 +192,15 @@ class CheckerPool:
         self.settings = settings
         self._checkers: OrderedDict[tuple[str | None, str | None, str | None], Checker] = OrderedDict()
 
+    def key(
+        self, profile: str | None = None, scorer: str | None = None, labels: str | None = None
+    ) -> tuple[str | None, str | None, str | None]:
+        """What tells the checkers apart."""
+        return (profile or self.settings.profile, scorer, labels)
+
     def get(self, profile: str | None = None, scorer: str | None = None, labels: str | None = None) -> Checker:
         """The checker for these choices (``None``: the server's default); ConfigError for an unknown name."""
-        key = (profile or self.settings.profile, scorer, labels)
+        key = self.key(profile, scorer, labels)
         checker = self._checkers.pop(key, None)
         if checker is None:
             checker = Checker(config=self.settings.config, profile=key[0], scorer=scorer, labels=labels)
@@ -166,22 +210,22 @@ class CheckerPool:
         return checker
 
 
-async def prepare(component: Source | Verifier, checker: Checker) -> dict[str, Any]:
-    """Run a source's or verifier's ``prepare()`` with the checker's LLM settings: the test a check
-    makes before asking an agent. ``{"usable": True}``, or ``False`` with the reason."""
-    token = current_llm_settings.set(checker.llm)
+async def prepare(component: Source | Verifier, checker: Checker, within_s: float | None = None) -> dict[str, Any]:
+    """Run a source's or verifier's ``prepare()`` as a check does (:meth:`Checker.prepare_component`:
+    the checker's LLM settings, its time-out, plugin faults contained), waiting at most ``within_s``.
+    ``{"usable": True}``, or ``False`` with the reason."""
     try:
-        async with asyncio.timeout(PREPARE_TIMEOUT_S):
-            await component.prepare()
-    except MissingKeyError as exc:
-        return {"usable": False, "reason": str(exc)}
+        async with asyncio.timeout(within_s):
+            reason = await checker.prepare_component(component)
     except TimeoutError:
-        return {"usable": False, "reason": f"not ready within {PREPARE_TIMEOUT_S:g}s"}
-    except Exception as exc:
-        return {"usable": False, "reason": f"{type(exc).__name__}: {exc}"}
-    finally:
-        current_llm_settings.reset(token)
-    return {"usable": True}
+        reason = f"not ready within {within_s:g}s"
+    except FactcheckError as exc:  # a setting the operator must fix: this component cannot run
+        reason = f"{type(exc).__name__}: {exc}"
+    except Exception as exc:  # FACTCHECK_RAISE_ERRORS re-raises; still only a status here
+        reason = f"{type(exc).__name__}: {exc}"
+    if reason is None:
+        return {"usable": True}
+    return {"usable": False, "reason": reason.removeprefix("skipped: ")}
 
 
 async def component_status(checker: Checker) -> dict[str, dict[str, Any]]:
@@ -190,7 +234,7 @@ async def component_status(checker: Checker) -> dict[str, dict[str, Any]]:
     result: dict[str, dict[str, Any]] = {}
     for kind in ("sources", "verifiers"):
         components = registry.components[kind]
-        answers = await asyncio.gather(*(prepare(c, checker) for c in components.values()))
+        answers = await asyncio.gather(*(prepare(c, checker, STATUS_PREPARE_S) for c in components.values()))
         result[kind] = dict(zip(components, answers, strict=True))
     return result
 
@@ -215,6 +259,9 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     pool = CheckerPool(settings)
     keys = KeyChecker(settings.api_keys)
     limiter = RateLimiter(settings.rate_per_minute, settings.rate_burst)
+    claim_limiter = RateLimiter(settings.claims_per_minute, settings.claims_burst)
+    auth_failures = RateLimiter(settings.auth_failures_per_minute, 10)
+    answers = AnswerCache(settings.answer_cache_size, settings.answer_cache_ttl_s)
     scrub = Redactor(settings.secrets())
     components_cache: dict[str, Any] = {}
     components_lock = asyncio.Lock()
@@ -223,8 +270,12 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # Build the default checker and load its models and indexes now, so the first caller does not wait.
         try:
-            for problem in await warm_up(pool.get()):
+            async with asyncio.timeout(WARM_UP_S):  # a plugin that never gets ready must not keep the server down
+                problems = await warm_up(pool.get())
+            for problem in problems:
                 log.warning("an agent of the default profile cannot run: %s", scrub(problem))
+        except TimeoutError:
+            log.warning("the default checker was not ready within %gs: starting anyway", WARM_UP_S)
         except Exception as exc:  # the server still starts: each request then says what is wrong
             log.warning("the default checker is not ready: %s: %s", type(exc).__name__, scrub(str(exc)))
         yield
@@ -262,19 +313,53 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         return error(500, "internal error (see the server log)")
 
     def caller(request: Request) -> str:
-        """Authenticate and rate-limit; the caller's id (a key number, or the client address without auth)."""
+        """Authenticate and rate-limit; the caller's id (a key number, or the client address without auth).
+
+        An address that sent too many wrong keys gets 429 for a while, whatever key it sends.
+        """
+        address = f"ip:{request.client.host if request.client else 'unknown'}"
         if settings.auth:
+            wait = auth_failures.waiting(address)
+            if wait > 0:
+                raise APIError(
+                    429, f"too many wrong API keys: retry in {wait:.1f}s", {"Retry-After": retry_after_header(wait)}
+                )
             who = keys.identify(request.headers.get("authorization"))
             if who is None:
+                auth_failures.take(address)
                 raise APIError(401, "missing or wrong API key", {"WWW-Authenticate": "Bearer"})
         else:
-            who = f"ip:{request.client.host if request.client else 'unknown'}"
+            who = address
         wait = limiter.take(who)
         if wait > 0:
             raise APIError(429, f"rate limit reached: retry in {wait:.1f}s", {"Retry-After": retry_after_header(wait)})
         return who
 
     authorized = [Depends(caller)]
+
+    def admit_claims(who: str) -> Callable[[int], None]:
+        """Charge ``who``'s claim bucket one token per claim (429 when it is empty)."""
+
+        def admit(count: int) -> None:
+            wait = claim_limiter.take(who, count)
+            if wait > 0:
+                raise APIError(
+                    429,
+                    f"claim rate limit reached ({count} claims): retry in {wait:.1f}s",
+                    {"Retry-After": retry_after_header(wait)},
+                )
+
+        return admit
+
+    def run_check(checker: Checker, body: CheckRequest, who: str) -> AsyncIterator[CheckEvent]:
+        return check_events(
+            checker,
+            body.text,
+            settings.deadline_s,
+            max_claims=settings.max_claims,
+            admit=admit_claims(who),
+            as_of=body.date,
+        )
 
     def checker_for(body: CheckRequest) -> Checker:
         if len(body.text) > settings.max_text_chars:
@@ -340,36 +425,72 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
                 )
         return scrub.json(components_cache)
 
-    @app.post("/v1/check", dependencies=authorized)
-    async def check(body: CheckRequest) -> Response:
-        """Check a text; the answer is the checked-text JSON (``factcheck/1``) plus ``partial``."""
+    @app.post("/v1/check")
+    async def check(body: CheckRequest, request: Request, who: str = Depends(caller)) -> Response:
+        """Check a text; the answer is the checked-text JSON (``factcheck/1``) plus ``partial``.
+
+        A text checked before with the same settings is answered from memory (``usage.cache_hits.answer``).
+        When the client goes away the check is cancelled.
+        """
         checker = checker_for(body)
-        verdict: dict[str, Any] = {}
-        try:
-            async for event in check_events(checker, body.text, settings.deadline_s):
+        # A text of another date is another check (its claims' times, the sources' dates); an undated one is
+        # answered from memory as the check of its first asking, within the cache's time to live.
+        answer_key = (pool.key(body.profile, body.scorer, body.labels), body.date, body.text)
+        stored = answers.get(answer_key)
+        if stored is not None:
+            admit_claims(who)(stored.claims)
+            extra = metadata(body)
+            fields = scrub.render(extra) if extra else b""
+            return Response(stored.with_fields(fields), media_type="application/json")
+
+        async def verdict_of() -> dict[str, Any]:
+            verdict: dict[str, Any] = {}
+            async for event in run_check(checker, body, who):
                 if event.name == "verdict":
                     verdict = event.data
+            return verdict
+
+        try:
+            verdict = await until_disconnected(request, verdict_of())
         except ConfigError as exc:  # the server's own settings (a missing model or corpus): not the caller's fault
             log.error("check failed: %s", scrub(str(exc)))
             raise APIError(503, f"the server cannot check: {exc}") from None
         except FactcheckError as exc:
             raise APIError(400, str(exc)) from None
+        if verdict is None:
+            return Response(status_code=499)  # nobody is listening; the status is for the access log
+        answers.put(answer_key, verdict, scrub.render)
         return scrub.json({**verdict, **metadata(body)})
 
     @app.post(
         "/v1/check/stream",
-        dependencies=authorized,
         response_class=StreamingResponse,
         responses={200: {"content": {"text/event-stream": {}}, "description": "claims, claim..., verdict"}},
     )
-    async def check_stream(body: CheckRequest) -> StreamingResponse:
+    async def check_stream(body: CheckRequest, who: str = Depends(caller)) -> StreamingResponse:
         """Check a text, sending Server-Sent Events as it goes: ``claims``, one ``claim`` per claim
-        as it is done, then ``verdict`` (the same JSON as ``/v1/check``); ``error`` if it fails."""
+        as it is done, then ``verdict`` (the same JSON as ``/v1/check``); ``error`` if it fails.
+
+        The text is split before the answer starts, so a refusal (429 for too many claims, 400, 503)
+        is a plain HTTP status."""
         checker = checker_for(body)
+        stream = run_check(checker, body, who)
+        try:
+            first = await anext(stream)
+        except ConfigError as exc:
+            log.error("check failed: %s", scrub(str(exc)))
+            raise APIError(503, f"the server cannot check: {exc}") from None
+        except FactcheckError as exc:
+            raise APIError(400, str(exc)) from None
+
+        async def rest() -> AsyncIterator[CheckEvent]:
+            yield first
+            async for event in stream:
+                yield event
 
         async def events() -> AsyncIterator[str]:
             try:
-                async for event in check_events(checker, body.text, settings.deadline_s):
+                async for event in rest():
                     data = {**event.data, **metadata(body)} if event.name == "verdict" else event.data
                     yield sse(event.name, data, scrub)
             except FactcheckError as exc:
@@ -382,7 +503,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         return StreamingResponse(events(), media_type="text/event-stream", headers=headers)
 
     # Outermost: CORS headers go on every answer to an allowed origin, errors included, so a page can read them.
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s)
     app.add_middleware(
         StrictCORS,
         allow_origins=list(settings.cors_origins),
@@ -393,9 +514,41 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     return app
 
 
+def app_from_environment() -> FastAPI:
+    """The app of one worker process of ``factcheck serve --workers N``: its settings come from
+    the environment variable the supervisor set (see :func:`factcheck.server.runner.serve_workers`)."""
+    import os
+
+    from factcheck.server.runner import WORKER_SETTINGS, install_log_filters
+
+    install_log_filters()
+    return create_app(ServerSettings.from_json(os.environ[WORKER_SETTINGS]))
+
+
 def sse(name: str, data: dict[str, Any], scrub: Callable[[str], str]) -> str:
-    """One Server-Sent Event: a name and one line of JSON."""
-    return f"event: {name}\ndata: {scrub(json.dumps(data, ensure_ascii=False))}\n\n"
+    """One Server-Sent Event: a name and one line of JSON (valid UTF-8 whatever a component put in it)."""
+    return f"event: {name}\ndata: {valid_unicode(scrub(json.dumps(data, ensure_ascii=False)))}\n\n"
+
+
+async def until_disconnected(request: Request, work: Awaitable[T]) -> T | None:
+    """``await work``, cancelled if the client disconnects first (then ``None``)."""
+
+    async def gone() -> None:
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+
+    task = asyncio.ensure_future(work)
+    watcher = asyncio.ensure_future(gone())
+    try:
+        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watcher.cancel()
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+    if task.cancelled():
+        return None
+    return task.result()
 
 
 def _version() -> str:

@@ -65,22 +65,32 @@ class RateLimiter:
         """False when the rate is 0: every request passes."""
         return self.rate > 0
 
-    def take(self, caller: str) -> float:
-        """Take a token for ``caller``: 0 if the request may go ahead, else the seconds until it may."""
+    def take(self, caller: str, n: float = 1.0) -> float:
+        """Take ``n`` tokens for ``caller`` (at most a full bucket): 0 if the request may go ahead,
+        else the seconds until it may (nothing is taken then)."""
         if not self.enabled:
             return 0.0
+        n = min(n, self.burst)
         now = self.clock()
         tokens, then = self._buckets.pop(caller, (self.burst, now))
         tokens = min(self.burst, tokens + (now - then) * self.rate)
         wait = 0.0
-        if tokens >= 1.0:
-            tokens -= 1.0
+        if tokens >= n:
+            tokens -= n
         else:
-            wait = (1.0 - tokens) / self.rate
+            wait = (n - tokens) / self.rate
         self._buckets[caller] = (tokens, now)
         while len(self._buckets) > self.max_callers:
             self._buckets.popitem(last=False)
         return wait
+
+    def waiting(self, caller: str) -> float:
+        """Seconds until ``caller`` has a token again (0 when it has one); takes nothing."""
+        if not self.enabled or caller not in self._buckets:
+            return 0.0
+        tokens, then = self._buckets[caller]
+        tokens = min(self.burst, tokens + (self.clock() - then) * self.rate)
+        return 0.0 if tokens >= 1.0 else (1.0 - tokens) / self.rate
 
 
 def retry_after_header(wait_s: float) -> str:

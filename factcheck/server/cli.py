@@ -7,13 +7,14 @@ only when the command runs, so the CLI works without the ``server`` extra.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
 import click
 
-from factcheck.cli import HelpOption, config_flag, profiles
+from factcheck.cli import HelpOption, config_flag, corpus_flag, profiles
 from factcheck.errors import ConfigError
 from factcheck.plugins.hookspecs import hookimpl
 
@@ -64,6 +65,7 @@ def _server_default(field: str, variable: str) -> Callable[[], str]:
     help="Default agent profile ({names}); a request may name another.",
 )
 @config_flag
+@corpus_flag
 @click.option(
     "--cors-origin",
     "cors_origins",
@@ -107,9 +109,16 @@ def _server_default(field: str, variable: str) -> Callable[[], str]:
 @click.option(
     "--forwarded-allow-ips",
     envvar="FORWARDED_ALLOW_IPS",
-    default="127.0.0.1",
+    default=None,
+    help="Proxies whose X-Forwarded-For / -Proto are trusted (comma list, or * behind a private proxy); "
+    "default: none, not even loopback.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
     show_default=True,
-    help="Proxies whose X-Forwarded-For / -Proto are trusted (comma list, or * behind a private proxy).",
+    help="Worker processes (each with its own answer cache and rate buckets; the SQLite cache is shared).",
 )
 @click.option(
     "--log-level",
@@ -123,13 +132,15 @@ def serve(
     port: int,
     profile: str | None,
     config: Path | None,
+    corpus: Path | None,
     cors_origins: tuple[str, ...],
     insecure_no_auth: bool,
     max_text_chars: int | None,
     rate_per_minute: float | None,
     rate_burst: int | None,
     deadline_s: float | None,
-    forwarded_allow_ips: str,
+    forwarded_allow_ips: str | None,
+    workers: int,
     log_level: str,
 ) -> None:
     """Serve the fact-checking API (POST /v1/check, /v1/check/stream) for browser extensions.
@@ -146,6 +157,9 @@ def serve(
             f"factcheck serve needs the server extra ({exc.name} is missing): pip install 'factcheck-agents[server]'"
         ) from None
 
+    if corpus is not None:
+        # Checkers are built per profile from the settings file and FACTCHECK_* variables: the flag is the variable.
+        os.environ["FACTCHECK_CORPUS"] = str(corpus)
     base = ServerSettings.from_env()
     settings = ServerSettings.from_env(
         cors_origins=(*base.cors_origins, *(o for o in cors_origins if o not in base.cors_origins)),
@@ -167,7 +181,29 @@ def serve(
         )
     if not settings.cors_origins:
         log.info("no CORS origin allowed: web pages cannot read answers (extensions with host permission can)")
-    run(create_app(settings), host, port, forwarded_allow_ips=forwarded_allow_ips, log_level=log_level)
+    if workers > 1:
+        from factcheck.server.runner import serve_workers
+
+        serve_workers(
+            settings.to_json(),
+            host,
+            port,
+            workers,
+            forwarded_allow_ips=forwarded_allow_ips,
+            max_connections=settings.max_connections,
+            header_timeout_s=settings.header_timeout_s,
+            log_level=log_level,
+        )
+        return
+    run(
+        create_app(settings),
+        host,
+        port,
+        forwarded_allow_ips=forwarded_allow_ips,
+        log_level=log_level,
+        max_connections=settings.max_connections,
+        header_timeout_s=settings.header_timeout_s,
+    )
 
 
 @hookimpl

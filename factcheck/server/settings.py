@@ -9,11 +9,12 @@ settings only decide who may call the server and how much.
 from __future__ import annotations
 
 import ipaddress
+import json
 import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from factcheck.errors import ConfigError
@@ -24,6 +25,15 @@ _ORIGIN = re.compile(r"^(?:https?://[^/\s]+|chrome-extension://[a-p]{32}|moz-ext
 
 def _split(value: str | None) -> tuple[str, ...]:
     return tuple(part.strip() for part in (value or "").split(",") if part.strip())
+
+
+STRONG_KEY_CHARS = 16
+STRONG_KEY_DISTINCT = 8
+
+
+def is_weak_key(key: str) -> bool:
+    """True for a key short or repetitive enough to guess (``12345678``, ``aaaaaaaaaaaaaaaa``)."""
+    return len(key) < STRONG_KEY_CHARS or len(set(key)) < STRONG_KEY_DISTINCT
 
 
 def is_loopback(host: str) -> bool:
@@ -50,6 +60,17 @@ class ServerSettings:
     - ``deadline_s``: a check still running then returns what is done, marked partial (``FACTCHECK_DEADLINE_S``).
     - ``profile`` / ``config``: the default profile and the ``factcheck.toml`` checkers are built from.
     - ``max_checkers``: how many (profile, scorer, labels) checkers are kept built.
+    - ``max_claims``: claims checked per request; the rest are left out, with a note (``FACTCHECK_MAX_CLAIMS``
+      sets the checker's own per-text cap, which also applies).
+    - ``claims_per_minute`` / ``claims_burst``: a second token bucket per caller, charged one token per
+      claim once the text is split (``FACTCHECK_CLAIMS_PER_MINUTE``, ``FACTCHECK_CLAIMS_BURST``); 0 = off.
+    - ``auth_failures_per_minute``: wrong keys allowed per client address (a burst of 10, then this rate;
+      ``FACTCHECK_AUTH_FAILURES_PER_MINUTE``); over it, every request from that address gets 429.
+    - ``max_connections``: open connections at once (more are closed at once; ``FACTCHECK_MAX_CONNECTIONS``).
+    - ``header_timeout_s`` / ``body_timeout_s``: time a client has to send its request headers, and then
+      each part of the body (``FACTCHECK_HEADER_TIMEOUT_S``, ``FACTCHECK_BODY_TIMEOUT_S``).
+    - ``answer_cache_size``: whole answers kept in memory, keyed by the normalised text and the
+      checker's settings, for ``answer_cache_ttl_s`` seconds (``FACTCHECK_ANSWER_CACHE_SIZE``; 0 = off).
     """
 
     api_keys: tuple[str, ...] = ()
@@ -62,6 +83,15 @@ class ServerSettings:
     config: str | None = None
     max_checkers: int = 8
     insecure_no_auth: bool = False
+    max_claims: int = 50
+    claims_per_minute: float = 600.0
+    claims_burst: int = 100
+    auth_failures_per_minute: float = 10.0
+    max_connections: int = 1000
+    header_timeout_s: float = 10.0
+    body_timeout_s: float = 10.0
+    answer_cache_size: int = 10_000
+    answer_cache_ttl_s: float = 600.0
     extra_secrets: tuple[str, ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
@@ -81,6 +111,15 @@ class ServerSettings:
             raise ConfigError(f"deadline_s must be a positive number of seconds, got {self.deadline_s!r}")
         if self.max_checkers < 1:
             raise ConfigError(f"max_checkers must be at least 1, got {self.max_checkers!r}")
+        for name in ("max_claims", "claims_burst", "max_connections"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be a whole number of at least 1, got {getattr(self, name)!r}")
+        for name in ("claims_per_minute", "auth_failures_per_minute", "answer_cache_size"):
+            if not 0 <= getattr(self, name) < math.inf:
+                raise ConfigError(f"{name} must be 0 (off) or positive, got {getattr(self, name)!r}")
+        for name in ("header_timeout_s", "body_timeout_s", "answer_cache_ttl_s"):
+            if not 0 < getattr(self, name) < math.inf:
+                raise ConfigError(f"{name} must be a positive number of seconds, got {getattr(self, name)!r}")
 
     @property
     def auth(self) -> bool:
@@ -89,15 +128,25 @@ class ServerSettings:
 
     @property
     def max_body_bytes(self) -> int:
-        """The largest request body read: the text at its worst JSON escaping (6 bytes a character) plus fields."""
-        return 6 * self.max_text_chars + 16_384
+        """The largest request body read: the text at its worst JSON escaping plus fields. A character
+        outside the Basic Multilingual Plane (an emoji) is one character but 12 bytes escaped (two ``\\uXXXX``)."""
+        return 12 * self.max_text_chars + 16_384
 
     def check_exposure(self, host: str) -> None:
-        """Refuse to serve without keys on an address other machines can reach, unless told to."""
-        if not self.auth and not is_loopback(host) and not self.insecure_no_auth:
+        """Refuse to serve without keys, or with guessable keys, on an address other machines can reach."""
+        if is_loopback(host):
+            return
+        if not self.auth and not self.insecure_no_auth:
             raise ConfigError(
                 f"refusing to listen on {host} without API keys: set FACTCHECK_API_KEYS, "
                 "listen on 127.0.0.1, or pass --insecure-no-auth to accept every caller"
+            )
+        weak = [number for number, key in enumerate(self.api_keys, start=1) if is_weak_key(key)]
+        if weak:
+            raise ConfigError(
+                f"refusing to listen on {host} with a guessable API key (key {', '.join(map(str, weak))} of "
+                f"FACTCHECK_API_KEYS): use at least {STRONG_KEY_CHARS} characters with at least "
+                f"{STRONG_KEY_DISTINCT} different ones (python -c 'import secrets; print(secrets.token_urlsafe(32))')"
             )
 
     def secrets(self, env: Mapping[str, str] | None = None) -> tuple[str, ...]:
@@ -112,6 +161,16 @@ class ServerSettings:
         )
         return tuple(dict.fromkeys((*self.api_keys, *self.extra_secrets, *provider)))
 
+    def to_json(self) -> str:
+        """These settings as JSON (for worker processes; it holds the caller keys: keep it in memory)."""
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> ServerSettings:
+        """Settings written by :meth:`to_json`."""
+        values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(text).items()}
+        return cls(**values)
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> ServerSettings:
         """Settings from ``FACTCHECK_*`` variables, then ``overrides`` (``None`` values leave a setting alone)."""
@@ -125,6 +184,14 @@ class ServerSettings:
             "rate_per_minute": ("FACTCHECK_RATE_PER_MINUTE", float),
             "rate_burst": ("FACTCHECK_RATE_BURST", int),
             "deadline_s": ("FACTCHECK_DEADLINE_S", float),
+            "max_claims": ("FACTCHECK_SERVER_MAX_CLAIMS", int),
+            "claims_per_minute": ("FACTCHECK_CLAIMS_PER_MINUTE", float),
+            "claims_burst": ("FACTCHECK_CLAIMS_BURST", int),
+            "auth_failures_per_minute": ("FACTCHECK_AUTH_FAILURES_PER_MINUTE", float),
+            "max_connections": ("FACTCHECK_MAX_CONNECTIONS", int),
+            "header_timeout_s": ("FACTCHECK_HEADER_TIMEOUT_S", float),
+            "body_timeout_s": ("FACTCHECK_BODY_TIMEOUT_S", float),
+            "answer_cache_size": ("FACTCHECK_ANSWER_CACHE_SIZE", int),
         }
         for key, (variable, kind) in numbers.items():
             if env.get(variable):

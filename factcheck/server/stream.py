@@ -23,14 +23,15 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from factcheck.errors import FactcheckError, raise_errors_requested
+from factcheck.claimtime import reference_time
+from factcheck.errors import FactcheckError, InputError, raise_errors_requested
 from factcheck.pipeline import Checker
 from factcheck.scoring import score_text
-from factcheck.types import Claim, ClaimVerdict, Judgment, Usage
+from factcheck.types import Claim, ClaimVerdict, Judgment, SkippedSentence, Usage
 from factcheck.usage import UsageRecorder
 
 
@@ -89,27 +90,51 @@ def _abstentions(checker: Checker, reason: str) -> tuple[Judgment, ...]:
     return tuple(Judgment(agent.name, None, error=reason) for agent in checker.agents)
 
 
-async def check_events(checker: Checker, text: str, deadline_s: float) -> AsyncIterator[CheckEvent]:
+async def check_events(
+    checker: Checker,
+    text: str,
+    deadline_s: float,
+    *,
+    max_claims: int | None = None,
+    admit: Callable[[int], None] | None = None,
+    as_of: str | None = None,
+) -> AsyncIterator[CheckEvent]:
     """Check ``text`` with ``checker``, yielding events as it goes; the last is always ``verdict``.
 
     Raises a :class:`~factcheck.FactcheckError` for a problem of settings or
     input (before or during the check); any other failure of one claim makes
-    its agents abstain with the error, and the other claims go on.
+    its agents abstain with the error, and the other claims go on. At most
+    ``max_claims`` claims are checked (a note says how many were left out);
+    ``admit(number of claims)`` is called before any is, and may raise to refuse. ``as_of`` is when
+    the text was written (ISO 8601; default now), the same for every claim's check.
     """
+    try:
+        written = reference_time(as_of).isoformat()
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
     loop = asyncio.get_running_loop()
     started = time.perf_counter()
     deadline = loop.time() + deadline_s
     recorder = UsageRecorder()
     late = f"deadline of {deadline_s:g}s reached before this claim was checked"
     claims: list[Claim] = []
+    skipped: tuple[SkippedSentence, ...] = ()  # sentences the extractor did not send, and why
     try:
         async with asyncio.timeout_at(deadline):
-            claims = await checker.extract(text, recorder)
+            extraction = await checker.extraction(text, recorder)
+            claims, skipped = list(extraction.claims), extraction.skipped
     except TimeoutError:
         recorder.notes.append(f"deadline of {deadline_s:g}s reached during claim extraction: no claim was checked")
         partial = True
     else:
         partial = False
+    if max_claims is not None and len(claims) > max_claims:
+        recorder.notes.append(
+            f"{len(claims)} claims found; only the first {max_claims} were checked (the server's max_claims)"
+        )
+        claims = claims[:max_claims]
+    if admit is not None:
+        admit(len(claims))
     yield CheckEvent("claims", {"claims": [claim.to_dict() for claim in claims]})
 
     limit = asyncio.Semaphore(checker.settings.max_concurrency)
@@ -118,7 +143,7 @@ async def check_events(checker: Checker, text: str, deadline_s: float) -> AsyncI
     async def check_one(claim: Claim) -> tuple[ClaimVerdict, Usage]:
         async with limit:
             try:
-                verdict = await checker.acheck(text, claims=[claim])
+                verdict = await checker.acheck(text, claims=[claim], as_of=written)
                 languages.append(verdict.language)
             except FactcheckError:
                 raise
@@ -155,11 +180,15 @@ async def check_events(checker: Checker, text: str, deadline_s: float) -> AsyncI
             Usage(notes=(f"deadline of {deadline_s:g}s reached: {len(pending)} of {len(claims)} claims not checked",))
         )
     judged: Sequence[tuple[Claim, Sequence[Judgment]]] = [
-        (claim, done_claims[i].judgments if i in done_claims else _abstentions(checker, late))
+        # A checked claim as its check returned it (with its time); one not reached as extracted.
+        (done_claims[i].claim, done_claims[i].judgments) if i in done_claims else (claim, _abstentions(checker, late))
         for i, claim in enumerate(claims)
     ]
     usage = merge_usage(usages, time.perf_counter() - started)
     verdict = replace(
-        score_text(text, judged, checker.scorer, checker.labels, usage), language=next(iter(languages), None)
+        score_text(text, judged, checker.scorer, checker.labels, usage),
+        language=next(iter(languages), None),
+        skipped=skipped,
+        as_of=written,
     )
     yield CheckEvent("verdict", {**verdict.to_dict(), "partial": partial})

@@ -1,10 +1,13 @@
 """The ``corpus`` source: BM25 over a local document collection.
 
 A corpus is a JSONL file (optionally gzipped) of ``{"id", "title", "text",
-"url"?}`` records, a folder of ``.txt`` / ``.md`` files, or one such file. Documents are split
-into passages of whole sentences (at most ``passage_words`` words) and indexed
-with bm25s; the index is saved under the cache folder, keyed by a hash of the
-corpus bytes and the passage settings, so it is built once per corpus.
+"url"?, "date"?}`` records, a folder of ``.txt`` / ``.md`` files, or one such
+file. A record's ``date`` (when the document was written: ISO 8601, or as a
+search result dates it, "Mar 3, 2021") becomes its evidence's ``published_at``.
+Documents are split into passages of whole sentences (at most ``passage_words``
+words) and indexed with bm25s; the index is saved under the cache folder, keyed
+by a hash of the corpus bytes and the passage settings, so it is built once per
+corpus.
 
 With no ``path``, the source searches the 5,183 SciFact abstracts shipped in
 the package (``factcheck/data/scifact-corpus.jsonl.gz``; ODC-By 1.0, see
@@ -28,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from factcheck.dates import evidence_date
 from factcheck.errors import ConfigError, InputError
 from factcheck.jsonl import read_records
 from factcheck.paths import cache_dir
@@ -38,7 +42,7 @@ from factcheck.types import Claim, Evidence
 from factcheck.usage import record_cache_hit, record_call
 
 SHIPPED_CORPUS = Path(__file__).resolve().parent.parent / "data" / "scifact-corpus.jsonl.gz"
-INDEX_FORMAT = "bm25s-1"  # bump when passages or tokenisation change, to invalidate saved indexes
+INDEX_FORMAT = "bm25s-2"  # bump when passages or tokenisation change, to invalidate saved indexes
 FOLDER_SUFFIXES = (".txt", ".md")
 
 
@@ -50,6 +54,7 @@ class Passage:
     title: str
     url: str | None
     text: str
+    date: str | None = None  # the document's date, read by evidence_date (None: unknown)
 
 
 def split_passages(text: str, max_words: int) -> list[str]:
@@ -102,7 +107,8 @@ def load_passages(path: Path, max_words: int) -> list[Passage]:
             doc_id = str(record.get("id", number))
             title = str(record.get("title") or "")
             url = record.get("url")
-            passages.extend(Passage(doc_id, title, url, p) for p in split_passages(record["text"], max_words))
+            date = evidence_date(str(record["date"]) if isinstance(record.get("date"), int) else record.get("date"))
+            passages.extend(Passage(doc_id, title, url, p, date) for p in split_passages(record["text"], max_words))
     if not passages:
         raise InputError(f"corpus {path} has no text to search")
     return passages
@@ -149,7 +155,7 @@ class CorpusIndex:
             self.retriever.save(str(tmp), show_progress=False)
             with gzip.open(tmp / "passages.jsonl.gz", "wt", encoding="utf-8") as handle:
                 for p in self.passages:
-                    handle.write(json.dumps([p.doc_id, p.title, p.url, p.text]) + "\n")
+                    handle.write(json.dumps([p.doc_id, p.title, p.url, p.text, p.date]) + "\n")
             os.replace(tmp, folder)
         finally:
             # Still there if saving failed, or if another process renamed its copy into place first.
@@ -282,7 +288,10 @@ class CorpusSource(Source):
                     best[key] = (passage, score)
         ranked = sorted(best.values(), key=lambda item: item[1], reverse=True)[: self.top_k]
         now = datetime.now(UTC).isoformat(timespec="seconds")
-        return [Evidence(source=self.name, text=p.text, title=p.title, url=p.url, retrieved_at=now) for p, _ in ranked]
+        return [
+            Evidence(source=self.name, text=p.text, title=p.title, url=p.url, retrieved_at=now, published_at=p.date)
+            for p, _ in ranked
+        ]
 
     async def retrieve(self, claim: Claim) -> list[Evidence]:
         return await asyncio.to_thread(self.search, claim)

@@ -46,6 +46,8 @@ import requests
 from serpapi import GoogleSearch  # type: ignore[import-untyped]
 
 from factcheck.cache import cached
+from factcheck.claimtime import written_before
+from factcheck.dates import evidence_date
 from factcheck.errors import ConfigError, MissingKeyError, SourceError
 from factcheck.net import REFUSALS, ServiceHTTPError, SourceRefusedError, digest, host_limit, request_json
 from factcheck.plugins.hookspecs import hookimpl
@@ -235,6 +237,8 @@ def parse_page(answer: Mapping[str, Any], fields: ResultFields, source: str, ret
                     title=_text(result.get("title")),
                     url=_url(result.get("link")),
                     retrieved_at=retrieved_at,
+                    # The date Google shows beside the result ("Mar 3, 2021", "3 days ago"), where it shows one.
+                    published_at=evidence_date(result.get("date"), retrieved_at),
                 )
             )
     return ResultPage(tuple(e for e in featured if e is not None), tuple(organic))
@@ -304,6 +308,7 @@ class WebSearchSource(Source):
     top_k: int = 5
     timeout_s: float = 20.0
     concurrency: int = 4
+    date_restrict: bool = True
     transport_options = frozenset({"timeout_s", "concurrency"})  # change how it asks, not what it finds
 
     def __post_init__(self) -> None:
@@ -338,8 +343,15 @@ class WebSearchSource(Source):
         self.api_key()
 
     def request_params(self) -> dict[str, Any]:
-        """The non-secret search parameters besides the query (they also key the cache)."""
-        return {"num": RESULTS_PER_PAGE, "gl": self.gl, "hl": self.hl}
+        """The non-secret search parameters besides the query (they also key the cache).
+
+        For a text written more than a month ago (``as_of``), and unless ``date_restrict`` is off, results
+        are restricted to those published by then: Google's ``tbs=cdr:1,cd_max:MM/DD/YYYY``.
+        """
+        params: dict[str, Any] = {"num": RESULTS_PER_PAGE, "gl": self.gl, "hl": self.hl}
+        if self.date_restrict and (until := written_before()) is not None:
+            params["tbs"] = f"cdr:1,cd_max:{until.month:02d}/{until.day:02d}/{until.year:04d}"
+        return params
 
     def _refusal_key(self, key: str) -> tuple[str, ...]:
         return (self.name, self.root, digest(key))
@@ -417,12 +429,14 @@ class SerperSource(WebSearchSource):
     Options: ``base_url``, ``api_key_env`` (the variable holding the key),
     ``gl`` / ``hl`` (country / language), ``max_queries`` searched per claim,
     ``top_k`` passages kept, ``timeout_s`` per request, ``concurrency``
-    (requests at once), ``retries`` (after a 429, 5xx or network error).
+    (requests at once), ``retries`` (after a 429, 5xx or network error),
+    ``date_restrict`` (for a text written more than a month ago, only results
+    published by then; default on).
     """
 
     name = "serper"
     FIELDS = SERPER_FIELDS
-    VERSION = "2"
+    VERSION = "3"
 
     base_url: str = "https://google.serper.dev"
     api_key_env: str = "SERPER_API_KEY"
@@ -472,7 +486,7 @@ class SerpAPISource(WebSearchSource):
 
     name = "serpapi"
     FIELDS = SERPAPI_FIELDS
-    VERSION = "2"
+    VERSION = "3"
 
     base_url: str = "https://serpapi.com"
     api_key_env: str = "SERPAPI_API_KEY"

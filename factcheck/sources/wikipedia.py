@@ -9,6 +9,22 @@ returned once. A claim nothing matches gets no evidence, so its verifier
 abstains. On a wiki without the TextExtracts extension (no ``extract`` in the
 answer) the search snippets are used instead, at the cost of one more request.
 
+Each passage carries the date it speaks for (``published_at``): the timestamp
+of the page's revision it was read from. With ``as_of`` (an ISO 8601 date or
+time) the source reads each page found **as it stood then**: the revision
+current at that time (``prop=revisions`` with ``rvstart`` and
+``rvdir=older``), its lead section rendered by ``action=parse`` from that
+revision, and a permanent link to it (``index.php?oldid=...``); a page that did
+not exist yet gives nothing. Without the option, the claim decides
+(:func:`factcheck.claimtime.reading_times`): a claim about a past time ("in
+2012", or "currently" in a text written in 2012) is read as of the end of that
+time, else as of when the text was written, else today's page when the page is
+younger than both. Two more requests per page, both cached for good (an old
+revision never changes). This is how a claim made in 2012 is judged against
+Wikipedia of 2012, not of today (issue 18; the MAFC paper's own failure). The
+search itself is today's: a page renamed since is found under its new title,
+whose history holds the old revisions.
+
 Wikimedia's API etiquette is kept:
 
 - a User-Agent naming the operator: the ``user_agent`` option, else the
@@ -47,6 +63,8 @@ from urllib.parse import quote, urlsplit
 import httpx
 
 from factcheck.cache import cached
+from factcheck.claimtime import reading_times
+from factcheck.dates import timestamp
 from factcheck.errors import ConfigError, SourceError
 from factcheck.net import REFUSALS, ServiceHTTPError, SourceRefusedError, package_version, request_json
 from factcheck.plugins.hookspecs import hookimpl
@@ -54,7 +72,7 @@ from factcheck.sources.base import Source
 from factcheck.types import Claim, Evidence
 from factcheck.usage import record_search
 
-VERSION = "2"  # bump when the requests or the parsing of answers change, to invalidate cached entries
+VERSION = "3"  # bump when the requests or the parsing of answers change, to invalidate cached entries
 SERVICE = "wikipedia"
 # Retry policy handed to request_json; module constants so tests can shorten the back-off.
 RETRIES = 3
@@ -75,6 +93,8 @@ DEFAULT_USER_AGENT = (
 _LANGUAGE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 # A sentence ends at . ! or ? (and any closing quote or bracket) followed by white space; a line break also ends one.
 _SENTENCE_END = re.compile(r"[.!?][\"')\]\u201d\u2019]*(?=\s)|\n")
+# A MediaWiki timestamp: 2009-12-30T12:00:00Z.
+_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 # Words of a 403 body that refuses the client for its User-Agent (Wikimedia's text/plain answers).
 _USER_AGENT_REFUSAL = re.compile(r"user[- ]agent|robot policy", re.IGNORECASE)
 
@@ -196,7 +216,84 @@ def _page(page: Mapping[str, Any]) -> dict[str, Any] | None:
         "url": url if isinstance(url, str) and url else None,
         # None, not "": the wiki sent no extract at all (no TextExtracts), so the snippet must stand in.
         "extract": extract.strip() if isinstance(extract, str) else None,
+        "revision": _revision(page),
     }
+
+
+def _revision(page: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The ``{"revid", "timestamp"}`` of a page's one listed revision (``prop=revisions``), or ``None``."""
+    revisions = page.get("revisions")
+    first = revisions[0] if isinstance(revisions, list) and revisions else None
+    if not isinstance(first, Mapping) or not _is_int(first.get("revid")):
+        return None
+    stamp = first.get("timestamp")
+    return {"revid": first["revid"], "timestamp": stamp if isinstance(stamp, str) and _TIMESTAMP.match(stamp) else None}
+
+
+def parse_revision(data: Any) -> dict[str, Any] | None:
+    """The revision of a ``prop=revisions&titles=...&rvlimit=1`` answer, or ``None`` when the page is missing
+    or had no revision at that time (it did not exist yet)."""
+    _api_error(data)
+    pages = data.get("query", {}).get("pages", []) if isinstance(data, Mapping) else []
+    if not isinstance(pages, list):
+        raise SourceError(f"{SERVICE}: unexpected answer: 'query.pages' is not a list (formatversion=2 expected)")
+    page = pages[0] if pages and isinstance(pages[0], Mapping) else {}
+    return None if page.get("missing") else _revision(page)
+
+
+class _LeadText(HTMLParser):
+    """The paragraphs of a rendered section (``action=parse`` HTML) as plain text: tables (infoboxes),
+    footnote markers, edit links, styles and hidden notes left out."""
+
+    _SKIPPED = frozenset({"table", "style", "script", "sup", "figure", "math"})
+    _VOID = frozenset({"br", "img", "hr", "wbr", "input", "meta", "link", "source", "track", "area", "col", "embed"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.paragraphs: list[list[str]] = []
+        self.skipping: list[str] = []  # the open tags whose content is left out
+        self.in_paragraph = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self._VOID:
+            return
+        classes = dict(attrs).get("class") or ""
+        if (
+            self.skipping
+            or tag in self._SKIPPED
+            or "mw-editsection" in classes
+            or "display:none" in (dict(attrs).get("style") or "").replace(" ", "")
+        ):
+            self.skipping.append(tag)
+        elif tag == "p":
+            self.in_paragraph += 1
+            self.paragraphs.append([])
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.skipping:
+            if tag == self.skipping[-1]:
+                self.skipping.pop()
+        elif tag == "p" and self.in_paragraph:
+            self.in_paragraph -= 1
+
+    def handle_data(self, data: str) -> None:
+        if self.in_paragraph and not self.skipping:
+            self.paragraphs[-1].append(data)
+
+
+def parse_lead(data: Any) -> str:
+    """The lead section's text from an ``action=parse&prop=text&section=0`` answer (one line per paragraph)."""
+    _api_error(data)
+    text = data.get("parse", {}).get("text") if isinstance(data, Mapping) else None
+    if isinstance(text, Mapping):  # formatversion=1 wraps it: {"*": "<div>..."}
+        text = text.get("*")
+    if not isinstance(text, str):
+        raise SourceError(f"{SERVICE}: unexpected answer: no 'parse.text' in the rendered revision")
+    parser = _LeadText()
+    parser.feed(text)
+    parser.close()
+    paragraphs = (" ".join("".join(parts).split()) for parts in parser.paragraphs)
+    return "\n".join(p for p in paragraphs if p)
 
 
 def parse_pages(data: Any) -> list[dict[str, Any]]:
@@ -247,7 +344,8 @@ class WikipediaSource(Source):
     ``max_chars`` (lead text kept, cut at a sentence end), ``timeout_s`` (per
     request), ``concurrency`` (simultaneous requests to the host; Wikimedia
     asks for 1) and ``user_agent`` (the User-Agent sent, naming you and your
-    contact; default: ``FACTCHECK_WIKIPEDIA_USER_AGENT``, else a placeholder).
+    contact; default: ``FACTCHECK_WIKIPEDIA_USER_AGENT``, else a placeholder)
+    and ``as_of`` (an ISO 8601 date or time: read each page as it stood then).
     """
 
     reuse_judgments = True
@@ -261,6 +359,7 @@ class WikipediaSource(Source):
     timeout_s: float = 20.0
     concurrency: int = 1
     user_agent: str | None = None
+    as_of: str | None = None
     transport_options = frozenset({"timeout_s", "concurrency", "user_agent"})  # change how it asks, not what it finds
 
     def __post_init__(self) -> None:
@@ -282,6 +381,13 @@ class WikipediaSource(Source):
             raise ConfigError(f"wikipedia: timeout_s must be a positive number of seconds, got {self.timeout_s!r}")
         if self.user_agent is not None:
             _check_user_agent(self.user_agent, "user_agent")
+        if self.as_of is not None:
+            try:
+                timestamp(self.as_of) if isinstance(self.as_of, str) else timestamp("")
+            except ValueError:
+                raise ConfigError(
+                    f"wikipedia: as_of must be an ISO 8601 date or time like 2012-06-30, got {self.as_of!r}"
+                ) from None
 
     @property
     def endpoint(self) -> str:
@@ -362,7 +468,8 @@ class WikipediaSource(Source):
             "generator": "search",
             "gsrsearch": query,
             "gsrlimit": self.pages,
-            "prop": "extracts|info",
+            "prop": "extracts|info|revisions",
+            "rvprop": "ids|timestamp",  # the revision each lead is read from: its date, and a permanent link
             "exintro": 1,
             "explaintext": 1,
             "exlimit": self.pages,
@@ -401,35 +508,106 @@ class WikipediaSource(Source):
         hits: list[dict[str, str]] = await self._get(params, parse_search)
         return {hit["title"]: hit["snippet"] for hit in hits}
 
+    def permalink(self, title: str, revid: int) -> str:
+        """The permanent link to one revision of a page (``index.php?title=...&oldid=...``)."""
+        base = self.endpoint.rsplit("/", 1)[0]
+        return f"{base}/index.php?title={quote(title.replace(' ', '_'), safe='')}&oldid={revid}"
+
+    async def revision_at(self, title: str, when: str) -> dict[str, Any] | None:
+        """The revision of ``title`` current at ``when`` (a MediaWiki timestamp), or ``None`` when the page
+        did not exist then."""
+        params: dict[str, str | int] = {
+            "action": "query",
+            "format": "json",
+            "formatversion": 2,
+            "prop": "revisions",
+            "titles": title,
+            "rvlimit": 1,
+            "rvdir": "older",  # from rvstart back in time: the first one listed is the one current then
+            "rvstart": when,
+            "rvprop": "ids|timestamp",
+            "maxlag": MAXLAG_S,
+        }
+        revision: dict[str, Any] | None = await self._get(params, parse_revision)
+        return revision
+
+    async def lead_of(self, revid: int) -> str:
+        """The lead section of one revision as plain text (``action=parse``, section 0)."""
+        params: dict[str, str | int] = {
+            "action": "parse",
+            "format": "json",
+            "formatversion": 2,
+            "oldid": revid,
+            "prop": "text",
+            "section": 0,
+            "disableeditsection": 1,
+            "disablelimitreport": 1,
+            "maxlag": MAXLAG_S,
+        }
+        lead: str = await self._get(params, parse_lead)
+        return lead
+
+    async def as_it_stood(self, page: dict[str, Any], times: Sequence[str], fallback: bool) -> dict[str, Any] | None:
+        """``page`` with the lead, URL and revision it had at the first of ``times`` (MediaWiki timestamps) at
+        which it existed; else ``page`` as it is today (``fallback``) or ``None``."""
+        for when in times:
+            revision = await self.revision_at(page["title"], when)
+            if revision is not None:
+                break
+        else:
+            return page if fallback else None
+        lead = await self.lead_of(revision["revid"])
+        return {
+            **page,
+            "extract": lead,
+            "url": self.permalink(page["title"], revision["revid"]),
+            "revision": revision,
+        }
+
     async def retrieve(self, claim: Claim) -> list[Evidence]:
-        """Lead sections of the top pages for the claim's queries, in query then rank order, each page once.
+        """Lead sections of the top pages for the claim's queries, in query then rank order, each page once;
+        with ``as_of``, each as it stood then.
 
         A query whose request fails is skipped when others succeed; when all
         fail, the first error is raised (a SourceError: the agent abstains).
         """
         queries = list(dict.fromkeys(q.strip() for q in claim.search_queries() if q.strip()))[: self.max_queries]
         answers = await asyncio.gather(*(self.search(q) for q in queries), return_exceptions=True)
-        evidence: list[Evidence] = []
+        found: list[dict[str, Any]] = []
         seen: set[object] = set()
         for pages in _successes(answers):
             for page in pages:
                 # Two queries (or two redirects) can lead to one page: keep it once.
                 key = page["pageid"] if page["pageid"] is not None else page["title"]
-                if key in seen:
-                    continue
-                seen.add(key)
-                text = trim_at_sentence(page["extract"] or "", self.max_chars)
-                if not text:
-                    continue
-                evidence.append(
-                    Evidence(
-                        source=self.name,
-                        text=text,
-                        title=page["title"],
-                        url=page["url"] or wiki_url(self.language, page["title"]),
-                        retrieved_at=page["retrieved_at"],
-                    )
+                if key not in seen:
+                    seen.add(key)
+                    found.append(page)
+        # The option names one time and a page younger than it gives nothing; otherwise the claim's own
+        # time, then the text's, and today's page when the page is younger than both.
+        chosen = [self.as_of] if self.as_of is not None else reading_times(claim)
+        if chosen:
+            times = [timestamp(when) for when in chosen]
+            fallback = self.as_of is None
+            then = await asyncio.gather(
+                *(self.as_it_stood(page, times, fallback) for page in found), return_exceptions=True
+            )
+            found = [page for page in _successes(then) if page is not None]
+        evidence: list[Evidence] = []
+        for page in found:
+            text = trim_at_sentence(page["extract"] or "", self.max_chars)
+            if not text:
+                continue
+            revision = page.get("revision") or {}
+            evidence.append(
+                Evidence(
+                    source=self.name,
+                    text=text,
+                    title=page["title"],
+                    url=page["url"] or wiki_url(self.language, page["title"]),
+                    retrieved_at=page["retrieved_at"],
+                    published_at=revision.get("timestamp"),
                 )
+            )
         return evidence
 
 

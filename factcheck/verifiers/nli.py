@@ -15,7 +15,9 @@ How a claim is decided:
    a time by default (``batch_size``).
 2. The relevance gate: **abstain**, saying that no passage in the corpus
    addresses the claim, when no passage holds ``min_coverage`` of the claim's
-   content words, or when the best ``P(SUPPORTS) + P(REFUTES)`` of any
+   content words (or ``min_shared`` of them, whichever is fewer: a long claim
+   is not asked for a third of its twenty words), or when the best
+   ``P(SUPPORTS) + P(REFUTES)`` of any
    sentence is below ``min_relevance`` (NOT ENOUGH INFO dominates
    everywhere). Both thresholds are calibrated on held-out training claims
    (``scripts/tune_nli.py``; the model's ``nli.json`` records them).
@@ -130,13 +132,15 @@ def model_digest(folder: Path) -> str:
         return _digests[key]
 
 
-def coverage(claim: str, evidence: Sequence[Evidence]) -> float:
-    """The largest share of the claim's content words (stemmed, stop words dropped) found in one passage:
-    a passage about the claim's subject shares its words. 1.0 for a claim with no content word."""
+def word_overlap(claim: str, evidence: Sequence[Evidence]) -> tuple[float, int]:
+    """(the largest share, the largest number) of the claim's content words (stemmed, stop words dropped)
+    found in one passage: a passage about the claim's subject shares its words. ``(1.0, 0)`` for a claim
+    with no content word: there is nothing to look for."""
     stems = content_stems(claim)
     if not stems:
-        return 1.0
-    return max((len(stems & content_stems(item.text)) / len(stems) for item in evidence), default=0.0)
+        return 1.0, 0
+    shared = [len(stems & content_stems(item.text)) for item in evidence]
+    return max(shared, default=0) / len(stems), max(shared, default=0)
 
 
 def _quote(sentence: str, limit: int = 200) -> str:
@@ -155,6 +159,8 @@ class Reading:
     probs: np.ndarray
     evidence: tuple[Evidence, ...] = ()
     coverage: float = 1.0  # the largest share of the claim's content words that one passage holds
+    shared: int = 0  # the largest number of the claim's content words that one passage holds
+    words: int = 0  # the claim's content words
 
     @property
     def relevance(self) -> float:
@@ -187,8 +193,9 @@ class NLIVerifier(Verifier):
     Options: ``model`` (a folder with model.onnx, tokenizer.json and nli.json;
     default: the shipped model); the relevance gate, ``min_relevance`` (abstain
     when no sentence's P(SUPPORTS) + P(REFUTES) reaches it) and ``min_coverage``
-    (abstain when no passage holds this share of the claim's content words),
-    both calibrated for the shipped model (its nli.json's ``gate`` records them);
+    (abstain when no passage holds this share of the claim's content words)
+    with ``min_shared`` (or this many of them, whichever is fewer), all
+    calibrated for the shipped model (its nli.json's ``gate`` records them);
     ``max_sentences`` read per claim, ``batch_size``, ``threads`` (onnxruntime
     intra-op threads; 0: its default).
     """
@@ -200,7 +207,8 @@ class NLIVerifier(Verifier):
     # The gate calibrated for the shipped model on held-out training claims (its nli.json records it);
     # re-tune it with scripts/tune_nli.py for another model.
     min_relevance: float = 0.3
-    min_coverage: float = 0.35
+    min_coverage: float = 0.5
+    min_shared: int = 3
     max_sentences: int = 48
     batch_size: int = 1  # pair by pair: no padding, and no batch-mate moves a probability (int8 scales per batch)
     threads: int = 0
@@ -210,6 +218,8 @@ class NLIVerifier(Verifier):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and 0 <= value <= 1):
                 raise ConfigError(f"nli: {name} must be in [0, 1], got {value!r}")
+        if not (isinstance(self.min_shared, int) and self.min_shared >= 1):
+            raise ConfigError(f"nli: min_shared must be a whole number of at least 1, got {self.min_shared!r}")
         if self.max_sentences < 1 or self.batch_size < 1 or self.threads < 0:
             raise ConfigError("nli: max_sentences and batch_size must be at least 1, threads at least 0")
         if self.model is not None and not Path(self.model).expanduser().is_dir():
@@ -237,7 +247,8 @@ class NLIVerifier(Verifier):
         model = load_model(self.model_folder, self.threads)
         probs = model.probabilities([(claim.text, sentence) for _, sentence in sentences], self.batch_size)
         record_call("nli:pairs", len(sentences))
-        return Reading(tuple(sentences), probs, tuple(evidence), coverage(claim.text, evidence))
+        share, shared = word_overlap(claim.text, evidence)
+        return Reading(tuple(sentences), probs, tuple(evidence), share, shared, len(content_stems(claim.text)))
 
     def decide(self, reading: Reading) -> Assessment:
         """The verdict on a :class:`Reading`: abstain when no passage addresses the claim (coverage below
@@ -248,12 +259,12 @@ class NLIVerifier(Verifier):
             return Assessment(None, 0.0, "no evidence retrieved")
         support, refute = reading.strongest(SUPPORTS), reading.strongest(REFUTES)
         min_relevance, min_coverage = self.min_relevance, self.min_coverage
-        if reading.coverage < min_coverage:
+        if reading.coverage < min_coverage and reading.shared < self.min_shared:
             return Assessment(
                 None,
                 0.0,
                 f"{NO_PASSAGE}: the best passage holds {reading.coverage:.0%} of its content words "
-                f"(at least {min_coverage:.0%} needed)",
+                f"(at least {min_coverage:.0%}, or {self.min_shared} words, needed)",
             )
         if reading.relevance < min_relevance:
             return Assessment(
