@@ -27,6 +27,7 @@ columns are measured under the same load on a shared machine; the table gives
 both and their ratio.
 
     python bench/server_load.py [--clients 1,10,50] [--duration 10] [--verifier lexical] [--baseline HEAD] [--out FILE]
+    python bench/server_load.py --clients 50 --duration 5 --settle 15   # quiet before each warm phase
 """
 
 from __future__ import annotations
@@ -264,8 +265,11 @@ async def raw_phase(server: str, url: str, clients: int, duration: float, pick: 
     return row_of(server, clients, cache, latencies, elapsed, errors, hits / claims if claims else 0.0)
 
 
-async def run(urls: dict[str, str], levels: list[int], duration: float, client_kind: str = "raw") -> list[Row]:
-    """Every phase against every server in turn (the same texts for each)."""
+async def run(
+    urls: dict[str, str], levels: list[int], duration: float, client_kind: str = "raw", settle: float = 0.0
+) -> list[Row]:
+    """Every phase against every server in turn (the same texts for each); ``settle`` seconds of quiet before
+    each warm phase."""
     everything = list(texts())
     warm, rest = everything[:WARM_TEXTS], everything[WARM_TEXTS:]
     share = len(rest) // len(levels)  # each level's cold phases get texts of their own
@@ -278,6 +282,7 @@ async def run(urls: dict[str, str], levels: list[int], duration: float, client_k
         cold = rest[number * share : (number + 1) * share]  # cycled if a phase sends more (then not all cold)
         for name, url in urls.items():
             rows.append(await phase(name, url, clients, duration, itertools.cycle(cold), "cold", client_kind))
+        await asyncio.sleep(settle)
         for name, url in urls.items():
             rows.append(await phase(name, url, clients, duration, itertools.cycle(warm), "warm", client_kind))
     return rows
@@ -314,6 +319,7 @@ def main() -> None:
     parser.add_argument("--client", choices=["raw", "httpx"], default="raw", help="How the load is sent.")
     parser.add_argument("--baseline", help="Also serve this git commit (e.g. HEAD) and measure both, side by side.")
     parser.add_argument("--out", type=Path, help="Also write the rows as JSON here.")
+    parser.add_argument("--settle", type=float, default=0.0, help="Seconds of quiet before each warm phase.")
     args = parser.parse_args()
     levels = [int(n) for n in args.clients.split(",") if n.strip()]
     duration = min(max(args.duration, 1.0), 120.0)  # bounded: a benchmark never runs unattended for long
@@ -332,7 +338,7 @@ def main() -> None:
                 workers = args.workers if name == "current" else 1
                 servers[name] = start_server(port, cache, args.profile, args.verifier, code, workers)
                 urls[name] = f"http://127.0.0.1:{port}"
-            rows = asyncio.run(run(urls, levels, duration, args.client))
+            rows = asyncio.run(run(urls, levels, duration, args.client, args.settle))
         finally:
             for server in servers.values():
                 server.terminate()
