@@ -16,8 +16,8 @@ that reference:
 
 Date phrases are found by spaCy's DATE entities (the packaged English model,
 nothing downloaded) and read by dateparser, which gives their precision (day,
-month or year); decades and year ranges, which it does not read, by two
-patterns. A claim with none of these has no time (``None``): it is taken to
+month or year); decades, year ranges, "since 1979" and durations, which it
+does not read, by patterns of their own. A claim with none of these has no time (``None``): it is taken to
 hold whenever, and judged against today's sources.
 
 What is not resolved: times of day, seasons ("last summer"), fiscal years,
