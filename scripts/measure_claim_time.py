@@ -4,7 +4,8 @@ Reads the first PolitiFact 2022 claims of the MAFC authors' sample (``ito_mafc/p
 ``statement_date``) from ../shared/data (or FACTCHECK_SHARED_DATA), resolves each claim's time against its
 statement date with :func:`factcheck.claimtime.with_times`, and compares it with a hand annotation written for
 this script (below, by ``source_row``): the first 45 rows, on which the resolver's rules were adjusted, and the
-next 35, annotated after the last adjustment and never used to change it.
+next 35, annotated after the last adjustment and never used to change it; and the first 32 AVeriTeC dev claims
+(``averitec/dev.jsonl``, ``claim_date``), annotated the same way, also held out.
 
 The annotation follows what the resolver is meant to read: explicit dates and years, and relative expressions
 ("now", "recently", "in 27 years", "for eight years") resolved against the statement date. A time a reader
@@ -111,12 +112,32 @@ HELD_OUT: dict[int, tuple[str, str] | None] = {
 }
 
 
-def measure(rows: dict[int, dict[str, str]], annotation: dict[int, tuple[str, str] | None], name: str) -> None:
+# AVeriTeC dev (CC BY-NC 4.0: evaluation only), the first 32 rows, annotated after the resolver was fixed, against
+# their claim_date (day first). All held out.
+AVERITEC: dict[int, tuple[str, str] | None] = {
+    **dict.fromkeys((0, 1, 2, 3, 4, 5, 7, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 22, 23, 24, 25, 26, 27, 28)),
+    **dict.fromkeys((29, 30)),
+    6: ("2020-10-30", "2020-10-30"),  # "than there are today"
+    8: ("2020-11-03", "2020-11-03"),  # "the count weeks after November 3", said 30-10-2020: the coming one
+    9: ("2020-10-30", "2020-10-30"),  # "You see the number today?"
+    21: ("2020-01-01", "2020-12-31"),  # "the 2020 presidential elections"
+    31: ("2020-10-26", "2020-10-26"),  # "confirmed ... on October 26, 2020"
+}
+
+
+def measure(
+    rows: dict[int, dict[str, str]],
+    annotation: dict[int, tuple[str, str] | None],
+    name: str,
+    text: str = "statement",
+    said_on: str = "statement_date",
+    form: str = "%m/%d/%Y",
+) -> None:
     right = dated_right = dated = found = 0
     for row_id, expected in annotation.items():
         row = rows[row_id]
-        said = datetime.strptime(row["statement_date"], "%m/%d/%Y").date().isoformat()
-        [claim] = with_times([Claim(str(row_id), row["statement"])], reference_time(said))
+        said = datetime.strptime(row[said_on], form).date().isoformat()
+        [claim] = with_times([Claim(str(row_id), row[text])], reference_time(said))
         got = (claim.time.start, claim.time.end) if claim.time else None
         right += got == expected
         dated += expected is not None
@@ -124,7 +145,7 @@ def measure(rows: dict[int, dict[str, str]], annotation: dict[int, tuple[str, st
         dated_right += expected is not None and got == expected
         if got != expected:
             phrase = f' from "{claim.time.phrase}"' if claim.time else ""
-            print(f"  row {row_id} ({said}): expected {expected}, got {got}{phrase}: {row['statement'][:90]}")
+            print(f"  row {row_id} ({said}): expected {expected}, got {got}{phrase}: {row[text][:90]}")
     total = len(annotation)
     print(f"{name}: {total} claims; annotated with a time: {dated}; resolved with a time: {found}")
     print(f"  right (time or none): {right}/{total} ({right / total:.2f})")
@@ -136,6 +157,9 @@ def main() -> None:
     rows = {row["source_row"]: row for row in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
     measure(rows, ANNOTATION, "designed on (first 45 rows)")
     measure(rows, HELD_OUT, "held out (next 35 rows)")
+    path = shared_data_dir() / "averitec" / "dev.jsonl"
+    rows = {row["row"]: row for row in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
+    measure(rows, AVERITEC, "AVeriTeC dev, held out (first 32 rows)", "claim", "claim_date", "%d-%m-%Y")
 
 
 if __name__ == "__main__":
