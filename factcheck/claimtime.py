@@ -35,6 +35,7 @@ from contextvars import ContextVar
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+from factcheck.dates import moment
 from factcheck.types import Claim, ClaimTime, Evidence, Judgment
 
 _DECADE = re.compile(r"\b(?:the\s+)?((?:1[5-9]|20)\d)0s\b", re.IGNORECASE)
@@ -81,14 +82,9 @@ def reference_time(as_of: str | None) -> datetime:
     if as_of is None:
         return datetime.now(UTC).replace(microsecond=0)
     try:
-        day = date.fromisoformat(as_of)
+        return moment(as_of)
     except ValueError:
-        try:
-            when = datetime.fromisoformat(as_of.replace("Z", "+00:00"))
-        except ValueError:
-            raise ValueError(f"as_of must be an ISO 8601 date or time like 2014-05-10, got {as_of!r}") from None
-        return when if when.tzinfo else when.replace(tzinfo=UTC)
-    return datetime(day.year, day.month, day.day, 23, 59, 59, tzinfo=UTC)
+        raise ValueError(f"as_of must be an ISO 8601 date or time like 2014-05-10, got {as_of!r}") from None
 
 
 def resolve(text: str, reference: datetime, dates: Sequence[str] = ()) -> ClaimTime | None:

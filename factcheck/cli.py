@@ -122,15 +122,14 @@ def key_value_pairs(ctx: click.Context, param: click.Parameter, values: tuple[st
     return values
 
 
-option_flag = click.option(
-    "--option",
-    "-o",
-    "options",
-    multiple=True,
-    metavar="KEY=VALUE",
-    callback=key_value_pairs,
-    help="Option of the scorer or label rule, e.g. bounds=reference or thresholds=0.5 (repeatable).",
-)
+def options_flag(help_text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``-o/--option KEY=VALUE`` (repeatable), read into ``options``; ``help_text`` says whose options."""
+    return click.option(
+        "--option", "-o", "options", multiple=True, metavar="KEY=VALUE", callback=key_value_pairs, help=help_text
+    )
+
+
+option_flag = options_flag("Option of the scorer or label rule, e.g. bounds=reference or thresholds=0.5 (repeatable).")
 
 
 scorer_flag = click.option(
@@ -498,15 +497,7 @@ def score(
     default_text="settings, else the profile's",
     help="Claim extractor: {names}.",
 )
-@click.option(
-    "--option",
-    "-o",
-    "options",
-    multiple=True,
-    metavar="KEY=VALUE",
-    callback=key_value_pairs,
-    help="Option of the extractor, e.g. disable=opinion or decontextualise=false (repeatable).",
-)
+@options_flag("Option of the extractor, e.g. disable=opinion or decontextualise=false (repeatable).")
 @profile_flag
 @config_flag
 @llm_base_url_flag

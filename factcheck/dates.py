@@ -95,14 +95,19 @@ def _instant(value: str | None) -> datetime | None:
     return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
-def timestamp(value: str) -> str:
-    """A date or time given by a user (``2019-06-01``, ``2019-06-01T12:00:00Z``) as the UTC timestamp
-    MediaWiki takes (``2019-06-01T23:59:59Z`` for a bare date: the end of that day)."""
+def moment(value: str) -> datetime:
+    """A date or time given by a user (``2019-06-01``, ``2019-06-01T12:00:00Z``) as an aware UTC-based time: a
+    bare date means the end of that day. ValueError for anything else."""
     try:
         day = date.fromisoformat(value)
     except ValueError:
         when = _instant(value)
         if when is None:
             raise ValueError(f"not an ISO 8601 date or time: {value!r}") from None
-        return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return f"{day.isoformat()}T23:59:59Z"
+        return when
+    return datetime(day.year, day.month, day.day, 23, 59, 59, tzinfo=UTC)
+
+
+def timestamp(value: str) -> str:
+    """:func:`moment` as the UTC timestamp MediaWiki takes (``2019-06-01T23:59:59Z`` for a bare date)."""
+    return moment(value).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -324,7 +324,8 @@ class Checker:
                     extraction = await self._extract(text, recorder)
                 claims, skipped = list(extraction.claims), extraction.skipped
             # When each claim speaks of, against the text's time (spaCy's entities: in a thread).
-            claims = await asyncio.to_thread(with_times, claims, current_reference.get() or reference_time(None))
+            reference = current_reference.get() or reference_time(None)
+            claims = await asyncio.to_thread(with_times, claims, reference)
             # After extraction: a model the extractor found refusing (a bad key or model name) skips its agents.
             with recorder.timed("prepare"):
                 broken = await self._prepare_agents(recorder)
@@ -334,7 +335,6 @@ class Checker:
             limit = asyncio.Semaphore(self.settings.max_concurrency)
             judged = await asyncio.gather(*(self._judge_claim(claim, limit, recorder, broken) for claim in claims))
             # Passages dated far from the time their claim speaks of are marked (docs/time.md).
-            reference = current_reference.get() or reference_time(None)
             judged = [tuple(marked(j, c, reference) for j in js) for c, js in zip(claims, judged, strict=True)]
             with recorder.timed("score"):
                 verdict = score_text(text, list(zip(claims, judged, strict=True)), self.scorer, self.labels)

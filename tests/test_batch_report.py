@@ -146,7 +146,7 @@ def test_report_shows_each_claims_time_its_passages_dates_marks_and_notes_as_tex
     out.write_text(json.dumps({"id": "d", **TextVerdict("t", (claim,), 0.9, Label.TRUE).to_dict(), "meta": {}}) + "\n")
     write_report(out, report, summarise(out))
     page = report.read_text(encoding="utf-8")
-    assert '(speaks of 2014-05-10: "currently &lt;script&gt;' in page
+    assert "(speaks of 2014-05-10 (&quot;currently &lt;script&gt;" in page
     assert "(dated 2014-05-01)" in page and "(dated 2024-03-01)" in page
     assert "of another time: dated 2024-03-01, more than a year after &lt;script&gt;" in page
     assert "note: of another time &lt;script&gt;" in page and "<script>alert" not in page

@@ -183,7 +183,7 @@ def test_the_gate_abstains_when_no_passage_shares_the_claims_words_or_bears_on_i
 def test_a_long_claim_passes_the_word_test_with_enough_shared_words_whatever_its_share() -> None:
     # A twenty-word claim whose passage holds four of its words (20%): below min_coverage, but with
     # min_shared words shared it is read; with fewer it is not.
-    long_claim = dataclasses.replace(reading((0, "s0", (0.7, 0.1, 0.2))), coverage=0.2, shared=4, words=20)
+    long_claim = dataclasses.replace(reading((0, "s0", (0.7, 0.1, 0.2))), coverage=0.2, shared=4)
     assert NLIVerifier(min_relevance=0.5, min_coverage=0.5, min_shared=4).decide(long_claim).factuality is True
     result = NLIVerifier(min_relevance=0.5, min_coverage=0.5, min_shared=5).decide(long_claim)
     assert result.factuality is None and "or 5 words" in result.rationale
@@ -198,7 +198,7 @@ def test_the_word_test_counts_the_claims_content_words_in_the_best_passage() -> 
         "Hydroxychloroquine did not reduce mortality among patients hospitalised with COVID-19.",
     ]
     read = NLIVerifier().read(Claim("c", claim), [Evidence("x", text, f"doc{i}") for i, text in enumerate(passages)])
-    assert (read.shared, read.coverage, read.words) == (7, 0.7, 10)  # the second passage; the first holds 2
+    assert (read.shared, read.coverage) == (7, 0.7)  # 7 of the claim's 10 content words, in the second passage
     with pytest.raises(ConfigError, match="min_shared"):
         NLIVerifier(min_shared=0)
 

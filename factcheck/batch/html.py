@@ -25,6 +25,8 @@ from urllib.parse import urlsplit
 from factcheck.batch.output import is_failure
 from factcheck.batch.progress import Summary
 from factcheck.jsonl import atomic_writer, read_records
+from factcheck.report import time_phrase
+from factcheck.types import ClaimTime
 
 EVIDENCE_CHARS = 300  # of each passage; the output file has them whole
 TEXT_CHARS = 2000
@@ -141,12 +143,9 @@ def _claims(record: dict[str, Any]) -> str:
         )
         label = claim.get("label")
         extra = ""
-        time = claim.get("time")
-        if isinstance(time, dict) and time.get("start"):
-            span = time["start"] if time.get("start") == time.get("end") else f"{time['start']} to {time.get('end')}"
-            extra += (
-                f' <span class="time">(speaks of {escape(str(span))}: "{escape(str(time.get("phrase") or ""))}")</span>'
-            )
+        time = ClaimTime.from_dict(claim["time"]) if isinstance(claim.get("time"), dict) else None
+        if time is not None:
+            extra += f' <span class="time">(speaks of {escape(time_phrase(time))})</span>'
         for note in claim.get("notes") or []:
             extra += f'<p class="note">note: {escape(str(note))}</p>'
         parts.append(

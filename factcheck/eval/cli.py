@@ -20,11 +20,11 @@ from factcheck.cli import (
     config_flag,
     corpus_flag,
     independence_flag,
-    key_value_pairs,
     llm_base_url_flag,
     llm_model_flag,
     llm_overrides,
     no_cache_flag,
+    options_flag,
     profile_flag,
     registered,
     scoring_options,
@@ -104,15 +104,7 @@ data_dir_flag = click.option(
     show_default=True,
     help="Comma list of label rules ({names}).",
 )
-@click.option(
-    "--option",
-    "-o",
-    "options",
-    multiple=True,
-    metavar="KEY=VALUE",
-    callback=key_value_pairs,
-    help="Option for every scorer or label rule that has it (repeatable).",
-)
+@options_flag("Option for every scorer or label rule that has it (repeatable).")
 @click.option(
     "--judgments",
     type=click.Path(exists=True, path_type=Path),

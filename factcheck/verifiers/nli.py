@@ -160,7 +160,6 @@ class Reading:
     evidence: tuple[Evidence, ...] = ()
     coverage: float = 1.0  # the largest share of the claim's content words that one passage holds
     shared: int = 0  # the largest number of the claim's content words that one passage holds
-    words: int = 0  # the claim's content words
 
     @property
     def relevance(self) -> float:
@@ -248,7 +247,7 @@ class NLIVerifier(Verifier):
         probs = model.probabilities([(claim.text, sentence) for _, sentence in sentences], self.batch_size)
         record_call("nli:pairs", len(sentences))
         share, shared = word_overlap(claim.text, evidence)
-        return Reading(tuple(sentences), probs, tuple(evidence), share, shared, len(content_stems(claim.text)))
+        return Reading(tuple(sentences), probs, tuple(evidence), share, shared)
 
     def decide(self, reading: Reading) -> Assessment:
         """The verdict on a :class:`Reading`: abstain when no passage addresses the claim (coverage below
