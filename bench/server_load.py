@@ -28,6 +28,7 @@ both and their ratio.
 
     python bench/server_load.py [--clients 1,10,50] [--duration 10] [--verifier lexical] [--baseline HEAD] [--out FILE]
     python bench/server_load.py --clients 50 --duration 5 --settle 15   # quiet before each warm phase
+    python bench/server_load.py --clients 50 --duration 5 --baseline HEAD --per-second   # p95 second by second
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ class Row:
     p99_ms: float
     errors: int
     judgment_hit_rate: float
+    per_second: tuple[float, ...] = ()  # p95 ms of the answers sent in each second of the phase
 
 
 def texts() -> Iterator[str]:
@@ -205,9 +207,20 @@ async def phase(
 
 
 def row_of(
-    server: str, clients: int, cache: str, latencies: list[float], elapsed: float, errors: int, hit_rate: float
+    server: str,
+    clients: int,
+    cache: str,
+    latencies: list[float],
+    elapsed: float,
+    errors: int,
+    hit_rate: float,
+    starts: list[float] | None = None,
 ) -> Row:
-    """A phase's row from its latencies (seconds) and counts."""
+    """A phase's row from its latencies (seconds) and counts; with ``starts`` (seconds into the phase
+    each request was sent), the p95 of each second too."""
+    seconds: dict[int, list[float]] = {}
+    for start, latency in zip(starts or [], latencies, strict=False):
+        seconds.setdefault(int(start), []).append(latency)
     return Row(
         server=server,
         clients=clients,
@@ -219,6 +232,7 @@ def row_of(
         p99_ms=round(percentile(latencies, 99), 1),
         errors=errors,
         judgment_hit_rate=round(hit_rate, 3),
+        per_second=tuple(round(percentile(seconds[k], 95), 1) for k in sorted(seconds)),
     )
 
 
@@ -233,6 +247,7 @@ def hits_of(verdict: dict[str, Any]) -> int:
 async def raw_phase(server: str, url: str, clients: int, duration: float, pick: Iterator[str], cache: str) -> Row:
     """As :func:`phase`, with :class:`RawClient` connections."""
     latencies: list[float] = []
+    starts: list[float] = []
     errors = claims = hits = 0
     end = time.perf_counter() + duration
 
@@ -250,6 +265,7 @@ async def raw_phase(server: str, url: str, clients: int, duration: float, pick: 
                     client = RawClient(url)
                     continue
                 latencies.append(time.perf_counter() - started)
+                starts.append(started - began)
                 if status != 200:
                     errors += 1
                     continue
@@ -262,7 +278,7 @@ async def raw_phase(server: str, url: str, clients: int, duration: float, pick: 
     began = time.perf_counter()
     await asyncio.gather(*(one_client() for _ in range(clients)))
     elapsed = time.perf_counter() - began
-    return row_of(server, clients, cache, latencies, elapsed, errors, hits / claims if claims else 0.0)
+    return row_of(server, clients, cache, latencies, elapsed, errors, hits / claims if claims else 0.0, starts)
 
 
 async def run(
@@ -320,6 +336,7 @@ def main() -> None:
     parser.add_argument("--baseline", help="Also serve this git commit (e.g. HEAD) and measure both, side by side.")
     parser.add_argument("--out", type=Path, help="Also write the rows as JSON here.")
     parser.add_argument("--settle", type=float, default=0.0, help="Seconds of quiet before each warm phase.")
+    parser.add_argument("--per-second", action="store_true", help="Also print each phase's p95 second by second.")
     args = parser.parse_args()
     levels = [int(n) for n in args.clients.split(",") if n.strip()]
     duration = min(max(args.duration, 1.0), 120.0)  # bounded: a benchmark never runs unattended for long
@@ -344,6 +361,10 @@ def main() -> None:
                 server.terminate()
                 server.wait(timeout=30)
     print(table(rows))
+    if args.per_second:
+        print("\np95 ms of the answers sent in each second of a phase:\n")
+        for r in rows:
+            print(f"- {r.server}, {r.clients} clients, {r.cache}: {' '.join(f'{p:g}' for p in r.per_second)}")
     if args.out:
         args.out.write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n", encoding="utf-8")
 

@@ -160,12 +160,12 @@ def _parser(reference: datetime) -> Any:
 
 def date_phrases(texts: Sequence[str]) -> list[list[str]]:
     """spaCy's DATE entities of each text (empty lists where the pipeline has no entity recogniser)."""
-    from factcheck.extractors.sentence import entity_pipe
+    from factcheck.extractors.sentence import entity_docs
 
-    with entity_pipe() as nlp:
-        if nlp is None:
-            return [[] for _ in texts]
-        return [[ent.text for ent in doc.ents if ent.label_ == "DATE"] for doc in nlp.pipe(texts)]
+    docs = entity_docs(texts)
+    if docs is None:
+        return [[] for _ in texts]
+    return [[ent.text for ent in doc.ents if ent.label_ == "DATE"] for doc in docs]
 
 
 # What a date phrase needs (a year, a day's number, a month or a time word): only claims holding one are

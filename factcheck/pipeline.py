@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 from factcheck.cache import DEFAULT_ABSENCE_TTL_S, DEFAULT_MAX_BYTES, Cache, cache_key, cached, current_cache
@@ -323,14 +324,13 @@ class Checker:
                 with recorder.timed("extract"):
                     extraction = await self._extract(text, recorder)
                 claims, skipped = list(extraction.claims), extraction.skipped
-            # When each claim speaks of, against the text's time (spaCy's entities: in a thread).
+            # When each claim speaks of, against the text's time, and the text's language: one hop to a
+            # worker thread for both (spaCy's entities; the detector's model loads on first use).
             reference = current_reference.get() or reference_time(None)
-            claims = await asyncio.to_thread(with_times, claims, reference)
+            claims, detection = await asyncio.to_thread(_read_text, text, claims, reference)
             # After extraction: a model the extractor found refusing (a bad key or model name) skips its agents.
             with recorder.timed("prepare"):
                 broken = await self._prepare_agents(recorder)
-                # In a thread: the detector's model loads on first use (about half a second).
-                detection = await asyncio.to_thread(detect_language, text)
                 refused = self._refuse_unread_language(detection, broken, recorder)
             limit = asyncio.Semaphore(self.settings.max_concurrency)
             judged = await asyncio.gather(*(self._judge_claim(claim, limit, recorder, broken) for claim in claims))
@@ -644,6 +644,11 @@ class _AgentRefused(Exception):
 
 async def _abstain(agent: Agent, error: str) -> Judgment:
     return Judgment(agent.name, None, error=error)
+
+
+def _read_text(text: str, claims: list[Claim], reference: datetime) -> tuple[list[Claim], Detection | None]:
+    """``claims`` with their times resolved against ``reference``, and the language of ``text``."""
+    return with_times(claims, reference), detect_language(text)
 
 
 async def _extraction(extractor: ClaimExtractor, text: str) -> Extraction:

@@ -1,11 +1,14 @@
 """The spaCy sentence extractor."""
 
+import threading
 import warnings
+from typing import Any
 
 import pytest
 
 from factcheck import ConfigError
-from factcheck.extractors.sentence import SentenceExtractor, blocks, load_pipeline
+from factcheck.extractors import sentence
+from factcheck.extractors.sentence import SentenceExtractor, blocks, load_pipeline, parse
 
 TEXT = "  The Eiffel Tower is in Paris. Is it tall? It was completed in 1889 by Gustave Eiffel's company.\nYes."
 
@@ -228,3 +231,76 @@ def test_no_antecedent_across_a_blank_line_or_when_turned_off() -> None:
     assert SentenceExtractor().extract(text)[-1].text == "It was completed in 1889."
     same = "The Eiffel Tower is in Paris. It was completed in 1889."
     assert SentenceExtractor(decontextualise=False).extract(same)[-1].text == "It was completed in 1889."
+
+
+class CountingPipe:
+    """A stand-in for a spaCy pipeline: ``pipe`` hands back each text upper-cased, counts its runs,
+    and fails a run that holds the text "bad"."""
+
+    disabled: tuple[str, ...] = ()
+
+    def __init__(self) -> None:
+        self.runs: list[list[str]] = []
+
+    def pipe(self, texts: Any) -> Any:
+        texts = list(texts)
+        self.runs.append(texts)
+        if "bad" in texts:
+            raise ValueError("cannot parse 'bad'")
+        return [text.upper() for text in texts]
+
+
+def parse_from_threads(nlp: CountingPipe, texts: list[str]) -> dict[str, Any]:
+    """``parse`` called from a thread per text while the pipeline is busy, so that they all wait together."""
+    results: dict[str, Any] = {}
+
+    def ask(text: str) -> None:
+        try:
+            results[text] = parse(nlp, [text])  # type: ignore[arg-type]
+        except ValueError as exc:
+            results[text] = exc
+
+    threads = [threading.Thread(target=ask, args=(text,)) for text in texts]
+    with sentence._nlp_lock:  # a parse is running: every thread queues its texts
+        for thread in threads:
+            thread.start()
+        while len(sentence._waiting) < len(texts):
+            threading.Event().wait(0.01)
+    for thread in threads:
+        thread.join(10)
+    return results
+
+
+def test_threads_waiting_for_the_parser_are_served_by_one_run() -> None:
+    nlp = CountingPipe()
+    texts = [f"text {i}" for i in range(8)]
+    results = parse_from_threads(nlp, texts)
+    assert results == {text: [text.upper()] for text in texts}
+    assert len(nlp.runs) == 1 and sorted(nlp.runs[0]) == sorted(texts)
+
+
+def test_a_text_the_parser_fails_on_fails_only_its_own_caller() -> None:
+    nlp = CountingPipe()
+    results = parse_from_threads(nlp, ["one", "bad", "two"])
+    assert isinstance(results["bad"], ValueError)
+    assert results["one"] == ["ONE"] and results["two"] == ["TWO"]
+
+
+def test_extraction_from_many_threads_keeps_each_texts_own_claims() -> None:
+    extractor = SentenceExtractor()
+    texts = [
+        f"Trial {i} enrolled {i + 10} patients with asthma. Aspirin lowered their fever by {i} percent."
+        for i in range(12)
+    ]
+    found: dict[int, list[str]] = {}
+
+    def extract(i: int) -> None:
+        found[i] = [claim.text for claim in extractor.extract(texts[i])]
+
+    threads = [threading.Thread(target=extract, args=(i,)) for i in range(len(texts))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert found == {i: [claim.text for claim in extractor.extract(texts[i])] for i in range(len(texts))}
+    assert all(f"{i + 10} patients" in found[i][0] for i in found)

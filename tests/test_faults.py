@@ -4,6 +4,7 @@ a batch or the server (issue 16). The slow load and fault runs are in bench/faul
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import os
@@ -26,6 +27,7 @@ from factcheck.cache import Cache
 from factcheck.cli import cli
 from factcheck.errors import InputError
 from factcheck.pipeline import Agent, Checker
+from factcheck.plugins.calls import call_plugin
 from factcheck.resume import AppendLog, exclusive
 from factcheck.sources.base import Source
 from factcheck.testing import ScriptedVerifier, StaticSource, registered
@@ -35,6 +37,7 @@ from factcheck.types import Claim, Evidence
 
 SURROGATE = "\ud800"
 KEY = "fault-key-0123456789abcdef"
+CLAIM = Claim("c1", "Statins lower LDL cholesterol.", (0, 30))
 AUTH = {"Authorization": f"Bearer {KEY}"}
 
 
@@ -302,6 +305,50 @@ def test_evidence_per_agent_is_capped() -> None:
 def test_a_synchronous_plugin_runs_in_a_thread() -> None:
     verdict = checker(SyncSource()).check("Statins lower LDL cholesterol.")
     assert verdict.claims[0].judgments[0].evidence[0].text == "Synchronous evidence."
+
+
+def test_synchronous_plugins_blocked_in_numbers_leave_the_default_executor_free() -> None:
+    """Forty synchronous calls blocked at once (a batch's extractions, a plugin waiting on the network)
+    hold their own worker threads: the checks' short jobs on asyncio's default executor still run."""
+    release = threading.Event()
+
+    @dataclass(frozen=True)
+    class Blocked(Source):
+        name: str = "blocked"
+
+        def retrieve(self, claim: Claim) -> list[Evidence]:  # type: ignore[override]
+            release.wait(10)
+            return []
+
+    async def short_job_while_blocked() -> float:
+        calls = [asyncio.ensure_future(call_plugin(Blocked(), "retrieve", CLAIM)) for _ in range(40)]
+        await asyncio.sleep(0.2)
+        started = time.monotonic()
+        try:
+            assert await asyncio.wait_for(asyncio.to_thread(lambda: "ran"), 5) == "ran"
+            return time.monotonic() - started
+        finally:
+            release.set()
+            await asyncio.gather(*calls)
+
+    assert asyncio.run(short_job_while_blocked()) < 1
+
+
+def test_a_synchronous_plugin_sees_the_callers_context() -> None:
+    seen: contextvars.ContextVar[str] = contextvars.ContextVar("seen", default="unset")
+
+    @dataclass(frozen=True)
+    class Reader(Source):
+        name: str = "reader"
+
+        def retrieve(self, claim: Claim) -> list[Evidence]:  # type: ignore[override]
+            return [Evidence(self.name, seen.get())]
+
+    async def call() -> list[Evidence]:
+        seen.set("the caller's value")
+        return await call_plugin(Reader(), "retrieve", CLAIM)  # type: ignore[no-any-return]
+
+    assert asyncio.run(call())[0].text == "the caller's value"
 
 
 # ---- 3. bounded work: claims per text, budgets per call ---------------------------------------

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import threading
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import cache
@@ -31,9 +31,74 @@ from factcheck.types import Claim, Extraction, SkippedSentence
 
 if TYPE_CHECKING:
     from spacy.language import Language
-    from spacy.tokens import Span
+    from spacy.tokens import Doc, Span
 
-_nlp_lock = threading.Lock()
+_nlp_lock = threading.Lock()  # spaCy is not documented as thread-safe: one parse at a time
+
+
+@dataclass(eq=False)
+class _Job:
+    """Texts a thread waits to have parsed, and what came of them."""
+
+    nlp: Language
+    texts: list[str]
+    ner: bool
+    docs: list[Doc] | None = None
+    error: Exception | None = None
+
+
+_waiting: list[_Job] = []
+_waiting_lock = threading.Lock()
+
+
+def parse(nlp: Language, texts: Iterable[str], ner: bool = False) -> list[Doc]:
+    """``nlp``'s parse of each of ``texts`` (with the entity recogniser on when ``ner``), safe from any thread.
+
+    Threads that ask while a parse runs are served together by the next one: whoever gets the
+    pipeline parses everything then waiting in one ``nlp.pipe`` run, where a short text costs less
+    than half what it costs parsed alone, and the others find their documents ready. Many checks
+    at once (a batch, the server) thus share one pipeline without queueing behind it text by text
+    (``python bench/extract.py --threads 16``; docs/extraction.md).
+    """
+    job = _Job(nlp, list(texts), ner)
+    if not job.texts:
+        return []
+    with _waiting_lock:
+        _waiting.append(job)
+    with _nlp_lock:
+        if job.docs is None and job.error is None:
+            with _waiting_lock:
+                jobs = _waiting[:]
+                _waiting.clear()
+            if job not in jobs:  # taken by a parse that was interrupted: parse it now
+                jobs.append(job)
+            _parse_together(jobs)
+    if job.error is not None:
+        raise job.error
+    assert job.docs is not None
+    return job.docs
+
+
+def _parse_together(jobs: list[_Job]) -> None:
+    """Parse ``jobs``, one ``nlp.pipe`` run per pipeline and setting; callers hold ``_nlp_lock``.
+    A run that fails is retried job by job, so one bad text fails only its own caller."""
+    groups: dict[tuple[int, bool], list[_Job]] = {}
+    for job in jobs:
+        groups.setdefault((id(job.nlp), job.ner), []).append(job)
+    for group in groups.values():
+        try:
+            with _with_ner(group[0].nlp) if group[0].ner else nullcontext():
+                docs = list(group[0].nlp.pipe(text for job in group for text in job.texts))
+        except Exception as exc:
+            if len(group) == 1:
+                group[0].error = exc
+            else:
+                for job in group:
+                    _parse_together([job])
+            continue
+        start = 0
+        for job in group:
+            job.docs, start = docs[start : start + len(job.texts)], start + len(job.texts)
 
 
 @cache
@@ -83,21 +148,16 @@ def keyword_query(sentence: Span, max_words: int = 10) -> str:
 
 def keyword_queries(texts: list[str], model: str = "auto") -> list[str]:
     """:func:`keyword_query` for whole texts (the fallback query generator for claims without queries)."""
-    nlp = load_pipeline(model)
-    with _nlp_lock, _with_ner(nlp):
-        return [keyword_query(doc[:]) for doc in nlp.pipe(texts)]
+    return [keyword_query(doc[:]) for doc in parse(load_pipeline(model), texts, ner=True)]
 
 
-@contextmanager
-def entity_pipe(model: str = "auto") -> Iterator[Language | None]:
-    """The pipeline with its entity recogniser switched on, held for the block (``None`` when the pipeline
-    has none: the blank fallback). For readers of entities outside extraction (claim times)."""
+def entity_docs(texts: Sequence[str], model: str = "auto") -> list[Doc] | None:
+    """``texts`` parsed with the entity recogniser on (``None`` when the pipeline has none: the
+    blank fallback). For readers of entities outside extraction (claim times)."""
     nlp = load_pipeline(model)
     if "ner" not in nlp.pipe_names and "ner" not in nlp.disabled:
-        yield None
-        return
-    with _nlp_lock, _with_ner(nlp):
-        yield nlp
+        return None
+    return parse(nlp, texts, ner=True)
 
 
 @contextmanager
@@ -233,8 +293,7 @@ class SentenceExtractor(ClaimExtractor):
         ner = keywords or self.decontextualise or any(n not in PARSE_FREE for n in enabled)
         # Each paragraph is parsed on its own: a heading never runs into the sentence after it.
         pieces = list(paragraphs(text, self.block_chars))
-        with _nlp_lock, _with_ner(nlp) if ner else nullcontext():  # spaCy is not documented as thread-safe
-            docs = list(nlp.pipe(piece for _, piece in pieces))
+        docs = parse(nlp, (piece for _, piece in pieces), ner=ner)
         claims: list[Claim] = []
         skipped: list[SkippedSentence] = []
         for (offset, _), doc in zip(pieces, docs, strict=True):

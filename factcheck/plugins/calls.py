@@ -10,7 +10,8 @@ so that:
   call) stalls its own loop, never the caller's: the server keeps answering
   ``/v1/health`` and the caller's time-out still fires;
 - a synchronous method (``def retrieve``, an extractor's ``extract``) runs in a
-  worker thread;
+  worker thread of a pool kept for them (:data:`SYNC_WORKERS` threads), so a burst
+  of them or one that blocks never holds up asyncio's default executor;
 - a component that swallows its cancellation is left behind at the time-out,
   not waited for;
 - ``KeyboardInterrupt``, ``SystemExit`` or a ``CancelledError`` it raises by
@@ -31,11 +32,14 @@ pipeline retrieves and judges a claim that way).
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import inspect
 import os
 import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from typing import Any, TypeVar
 
@@ -46,6 +50,7 @@ from factcheck.types import Evidence
 T = TypeVar("T")
 STUCK_S = 0.4  # a loop that has not ticked for this long when a call to it times out is replaced
 _TICK_S = 0.1
+SYNC_WORKERS = 32  # threads for synchronous plugin methods (a blocking ``def retrieve`` holds one)
 
 
 class _Runner:
@@ -84,6 +89,7 @@ class _Runner:
 
 _lock = threading.Lock()
 _runners: dict[str, _Runner] = {}
+_pool: ThreadPoolExecutor | None = None
 _pid = os.getpid()
 
 
@@ -92,16 +98,34 @@ def group_of(component: object) -> str:
     return (type(component).__module__ or "unknown").split(".")[0]
 
 
+def _forget_after_fork() -> None:
+    """In a forked child, forget the parent's loops and worker threads (they are not here); callers hold ``_lock``."""
+    global _pid, _pool
+    if os.getpid() != _pid:
+        _runners.clear()
+        _pool = None
+        _pid = os.getpid()
+
+
 def _runner(group: str) -> _Runner:
-    global _pid
     with _lock:
-        if os.getpid() != _pid:  # a forked child: the parent's threads are not here
-            _runners.clear()
-            _pid = os.getpid()
+        _forget_after_fork()
         runner = _runners.get(group)
         if runner is None or not runner.alive():
             runner = _runners[group] = _Runner(group)
         return runner
+
+
+def _sync_pool() -> ThreadPoolExecutor:
+    """The worker threads of synchronous plugin methods. They are not asyncio's default executor:
+    a burst of them (the claim extraction of every document a batch has in flight) must not queue
+    ahead of the short jobs the checks hand that one, and a plugin blocking in them not starve it."""
+    global _pool
+    with _lock:
+        _forget_after_fork()
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=SYNC_WORKERS, thread_name_prefix="factcheck-plugin-sync")
+        return _pool
 
 
 def on_plugin_loop() -> bool:
@@ -168,9 +192,11 @@ async def call_plugin(component: object, method: str, *args: Any, timeout_s: flo
     """
     function = getattr(component, method)
     if not inspect.iscoroutinefunction(function):
-        # Synchronous code cannot block a loop from a worker thread: run it there directly (one hop fewer).
+        # Synchronous code cannot block a loop from a worker thread: run it there directly (one hop fewer),
+        # with the caller's context variables, as asyncio.to_thread would.
         async with asyncio.timeout(timeout_s):
-            return await asyncio.to_thread(_sync_guarded, component, method, args)
+            call = functools.partial(contextvars.copy_context().run, _sync_guarded, component, method, args)
+            return await asyncio.get_running_loop().run_in_executor(_sync_pool(), call)
     return await _on_loop(group_of(component), lambda: _guarded(component, method, args), timeout_s)
 
 
