@@ -26,8 +26,9 @@ from factcheck.batch.runner import Budget, LocalEngine, run_batch
 from factcheck.cache import Cache
 from factcheck.cli import cli
 from factcheck.errors import InputError
+from factcheck.extractors.sentence import SentenceExtractor
 from factcheck.pipeline import Agent, Checker
-from factcheck.plugins.calls import call_plugin
+from factcheck.plugins.calls import SYNC_WORKERS, call_plugin
 from factcheck.resume import AppendLog, exclusive
 from factcheck.sources.base import Source
 from factcheck.testing import ScriptedVerifier, StaticSource, registered
@@ -332,6 +333,34 @@ def test_synchronous_plugins_blocked_in_numbers_leave_the_default_executor_free(
             await asyncio.gather(*calls)
 
     assert asyncio.run(short_job_while_blocked()) < 1
+
+
+def test_a_plugin_blocking_every_synchronous_call_leaves_the_built_in_extractor_its_threads() -> None:
+    """Forty calls of a third party's blocking ``def retrieve``, each left behind, use up that package's worker
+    threads only: the built-in sentence extractor (package ``factcheck``) still gets one at once."""
+    release = threading.Event()
+
+    @dataclass(frozen=True)
+    class Stuck(Source):
+        name: str = "stuck"
+
+        def retrieve(self, claim: Claim) -> list[Evidence]:  # type: ignore[override]
+            release.wait(10)
+            return []
+
+    async def extract_while_stuck() -> tuple[list[Claim], float]:
+        stuck = [asyncio.ensure_future(call_plugin(Stuck(), "retrieve", CLAIM)) for _ in range(SYNC_WORKERS + 8)]
+        await asyncio.sleep(0.2)
+        started = time.monotonic()
+        try:
+            claims = await call_plugin(SentenceExtractor(), "extract", "Statins lower LDL cholesterol.", timeout_s=5)
+            return claims, time.monotonic() - started
+        finally:
+            release.set()
+            await asyncio.gather(*stuck)
+
+    claims, took = asyncio.run(extract_while_stuck())
+    assert [c.text for c in claims] == ["Statins lower LDL cholesterol."] and took < 2
 
 
 def test_a_synchronous_plugin_sees_the_callers_context() -> None:

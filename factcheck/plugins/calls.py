@@ -10,8 +10,9 @@ so that:
   call) stalls its own loop, never the caller's: the server keeps answering
   ``/v1/health`` and the caller's time-out still fires;
 - a synchronous method (``def retrieve``, an extractor's ``extract``) runs in a
-  worker thread of a pool kept for them (:data:`SYNC_WORKERS` threads), so a burst
-  of them or one that blocks never holds up asyncio's default executor;
+  worker thread of a pool kept for its package's synchronous methods
+  (:data:`SYNC_WORKERS` threads), so a burst of them, or a plugin that blocks in
+  every one, never holds up asyncio's default executor or another package's calls;
 - a component that swallows its cancellation is left behind at the time-out,
   not waited for;
 - ``KeyboardInterrupt``, ``SystemExit`` or a ``CancelledError`` it raises by
@@ -50,7 +51,7 @@ from factcheck.types import Evidence
 T = TypeVar("T")
 STUCK_S = 0.4  # a loop that has not ticked for this long when a call to it times out is replaced
 _TICK_S = 0.1
-SYNC_WORKERS = 32  # threads for synchronous plugin methods (a blocking ``def retrieve`` holds one)
+SYNC_WORKERS = 32  # threads per package for synchronous plugin methods (a blocking ``def retrieve`` holds one)
 
 
 class _Runner:
@@ -89,7 +90,7 @@ class _Runner:
 
 _lock = threading.Lock()
 _runners: dict[str, _Runner] = {}
-_pool: ThreadPoolExecutor | None = None
+_pools: dict[str, ThreadPoolExecutor] = {}
 _pid = os.getpid()
 
 
@@ -100,10 +101,10 @@ def group_of(component: object) -> str:
 
 def _forget_after_fork() -> None:
     """In a forked child, forget the parent's loops and worker threads (they are not here); callers hold ``_lock``."""
-    global _pid, _pool
+    global _pid
     if os.getpid() != _pid:
         _runners.clear()
-        _pool = None
+        _pools.clear()
         _pid = os.getpid()
 
 
@@ -116,16 +117,19 @@ def _runner(group: str) -> _Runner:
         return runner
 
 
-def _sync_pool() -> ThreadPoolExecutor:
-    """The worker threads of synchronous plugin methods. They are not asyncio's default executor:
+def _sync_pool(group: str) -> ThreadPoolExecutor:
+    """The worker threads of ``group``'s synchronous methods. They are not asyncio's default executor:
     a burst of them (the claim extraction of every document a batch has in flight) must not queue
-    ahead of the short jobs the checks hand that one, and a plugin blocking in them not starve it."""
-    global _pool
+    ahead of the short jobs the checks hand that one. And each package has its own: a plugin whose
+    every call blocks, each left behind at its time-out, uses up its own threads, never those of the
+    built-in extractor."""
     with _lock:
         _forget_after_fork()
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=SYNC_WORKERS, thread_name_prefix="factcheck-plugin-sync")
-        return _pool
+        pool = _pools.get(group)
+        if pool is None:
+            name = f"factcheck-sync-{group}"
+            pool = _pools[group] = ThreadPoolExecutor(max_workers=SYNC_WORKERS, thread_name_prefix=name)
+        return pool
 
 
 def on_plugin_loop() -> bool:
@@ -196,7 +200,7 @@ async def call_plugin(component: object, method: str, *args: Any, timeout_s: flo
         # with the caller's context variables, as asyncio.to_thread would.
         async with asyncio.timeout(timeout_s):
             call = functools.partial(contextvars.copy_context().run, _sync_guarded, component, method, args)
-            return await asyncio.get_running_loop().run_in_executor(_sync_pool(), call)
+            return await asyncio.get_running_loop().run_in_executor(_sync_pool(group_of(component)), call)
     return await _on_loop(group_of(component), lambda: _guarded(component, method, args), timeout_s)
 
 
