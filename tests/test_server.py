@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import os
 import time
@@ -159,14 +158,6 @@ def test_a_repeated_text_is_answered_whole_from_memory(base_url: str) -> None:
     again = httpx.post(f"{base_url}/v1/check", json={"text": text, "title": "t"}, headers=AUTH, timeout=30).json()
     assert again["usage"]["cache_hits"] == {"answer": 1} and "answered from memory" in again["usage"]["notes"][0]
     assert again["claims"] == first["claims"] and again["label"] == first["label"] and again["title"] == "t"
-
-
-def test_what_the_server_loads_at_start_is_kept_out_of_full_collections(lexical: str) -> None:
-    """Full collections walking the loaded models and indexes stalled every answer for ~90 ms (docs/server.md)."""
-    gc.unfreeze()
-    assert gc.get_freeze_count() == 0
-    with server(config=lexical):
-        assert gc.get_freeze_count() > 10_000  # spaCy's pipeline and the corpus index, at least
 
 
 def test_a_request_dated_in_the_past_is_checked_as_of_then_and_not_answered_as_todays(base_url: str) -> None:

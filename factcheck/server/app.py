@@ -17,7 +17,6 @@ OpenAPI page at ``/docs``.
 from __future__ import annotations
 
 import asyncio
-import gc
 import importlib.metadata
 import json
 import logging
@@ -279,13 +278,6 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
             log.warning("the default checker was not ready within %gs: starting anyway", WARM_UP_S)
         except Exception as exc:  # the server still starts: each request then says what is wrong
             log.warning("the default checker is not ready: %s: %s", type(exc).__name__, scrub(str(exc)))
-        # What is loaded by now (models, indexes, the sentence parser) lives as long as the process: moved
-        # out of the collector's sight, a full collection no longer walks it. Without this, the full
-        # collections that a stream of answers triggers every second or so took about 90 ms each
-        # with the offline profile, which alone put p95 over 100 ms (docs/server.md). Garbage is
-        # collected first, so that none of it is kept for good.
-        gc.collect()
-        gc.freeze()
         yield
 
     app = FastAPI(
