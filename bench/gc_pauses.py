@@ -2,13 +2,15 @@
 
 Runs ``bench/server_load.py`` with the arguments given after ``--``, with a
 ``sitecustomize`` hook on the servers' ``PYTHONPATH`` that times every
-generation-2 collection (``gc.callbacks``) and appends it to a log, one line per
-collection with the server's process id. The servers then get the same load as
-in that benchmark; the summary gives, per server (this tree, and the
-``--baseline`` one), the number of full collections and their median and
-longest duration. The load generator's own collections are not counted.
+generation-2 collection (``gc.callbacks``) of a ``factcheck serve`` process and
+appends it to a log: the server's working folder (which code it serves), when,
+and how long. The servers then get the same load as in that benchmark; the
+summary gives, per server (this tree, and the ``--baseline`` one), the number
+of full collections, their median and longest duration, and when each came.
+The load generator's own collections are not counted. (The hook takes the
+place of any other ``sitecustomize`` for the run.)
 
-    python bench/gc_pauses.py -- --clients 50 --duration 5 --baseline HEAD
+    python bench/gc_pauses.py -- --clients 50 --duration 5 --baseline HEAD --per-second
 """
 
 from __future__ import annotations
