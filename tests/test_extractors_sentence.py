@@ -1,6 +1,7 @@
 """The spaCy sentence extractor."""
 
 import threading
+import time
 import warnings
 from typing import Any
 
@@ -264,8 +265,9 @@ def parse_from_threads(nlp: CountingPipe, texts: list[str]) -> dict[str, Any]:
     with sentence._nlp_lock:  # a parse is running: every thread queues its texts
         for thread in threads:
             thread.start()
-        while len(sentence._waiting) < len(texts):
-            threading.Event().wait(0.01)
+        deadline = time.monotonic() + 10
+        while len(sentence._waiting) < len(texts) and time.monotonic() < deadline:
+            time.sleep(0.01)
     for thread in threads:
         thread.join(10)
     return results
