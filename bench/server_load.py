@@ -176,6 +176,7 @@ async def phase(
     if client_kind == "raw":
         return await raw_phase(server, url, clients, duration, pick, cache)
     latencies: list[float] = []
+    starts: list[float] = []
     errors = 0
     claims = hits = 0
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
@@ -193,6 +194,7 @@ async def phase(
                     errors += 1
                     continue
                 latencies.append(time.perf_counter() - started)
+                starts.append(started - began)
                 if response.status_code != 200:
                     errors += 1
                     continue
@@ -203,7 +205,7 @@ async def phase(
         began = time.perf_counter()
         await asyncio.gather(*(one_client() for _ in range(clients)))
         elapsed = time.perf_counter() - began
-    return row_of(server, clients, cache, latencies, elapsed, errors, hits / claims if claims else 0.0)
+    return row_of(server, clients, cache, latencies, elapsed, errors, hits / claims if claims else 0.0, starts)
 
 
 def row_of(

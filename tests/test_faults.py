@@ -152,6 +152,18 @@ class SyncSource(Source):
 
 
 @dataclass(frozen=True)
+class Held(Source):
+    """A plugin written without async whose every call blocks until ``release`` is set."""
+
+    name: str = "held"
+    release: threading.Event = field(default_factory=threading.Event)
+
+    def retrieve(self, claim: Claim) -> list[Evidence]:  # type: ignore[override]
+        self.release.wait(10)
+        return []
+
+
+@dataclass(frozen=True)
 class Watched(Source):
     """Slow; records whether it was cancelled."""
 
@@ -311,25 +323,17 @@ def test_a_synchronous_plugin_runs_in_a_thread() -> None:
 def test_synchronous_plugins_blocked_in_numbers_leave_the_default_executor_free() -> None:
     """Forty synchronous calls blocked at once (a batch's extractions, a plugin waiting on the network)
     hold their own worker threads: the checks' short jobs on asyncio's default executor still run."""
-    release = threading.Event()
-
-    @dataclass(frozen=True)
-    class Blocked(Source):
-        name: str = "blocked"
-
-        def retrieve(self, claim: Claim) -> list[Evidence]:  # type: ignore[override]
-            release.wait(10)
-            return []
+    held = Held()
 
     async def short_job_while_blocked() -> float:
-        calls = [asyncio.ensure_future(call_plugin(Blocked(), "retrieve", CLAIM)) for _ in range(40)]
+        calls = [asyncio.ensure_future(call_plugin(held, "retrieve", CLAIM)) for _ in range(40)]
         await asyncio.sleep(0.2)
         started = time.monotonic()
         try:
             assert await asyncio.wait_for(asyncio.to_thread(lambda: "ran"), 5) == "ran"
             return time.monotonic() - started
         finally:
-            release.set()
+            held.release.set()
             await asyncio.gather(*calls)
 
     assert asyncio.run(short_job_while_blocked()) < 1
@@ -338,25 +342,17 @@ def test_synchronous_plugins_blocked_in_numbers_leave_the_default_executor_free(
 def test_a_plugin_blocking_every_synchronous_call_leaves_the_built_in_extractor_its_threads() -> None:
     """Forty calls of a third party's blocking ``def retrieve``, each left behind, use up that package's worker
     threads only: the built-in sentence extractor (package ``factcheck``) still gets one at once."""
-    release = threading.Event()
-
-    @dataclass(frozen=True)
-    class Stuck(Source):
-        name: str = "stuck"
-
-        def retrieve(self, claim: Claim) -> list[Evidence]:  # type: ignore[override]
-            release.wait(10)
-            return []
+    held = Held()
 
     async def extract_while_stuck() -> tuple[list[Claim], float]:
-        stuck = [asyncio.ensure_future(call_plugin(Stuck(), "retrieve", CLAIM)) for _ in range(SYNC_WORKERS + 8)]
+        stuck = [asyncio.ensure_future(call_plugin(held, "retrieve", CLAIM)) for _ in range(SYNC_WORKERS + 8)]
         await asyncio.sleep(0.2)
         started = time.monotonic()
         try:
             claims = await call_plugin(SentenceExtractor(), "extract", "Statins lower LDL cholesterol.", timeout_s=5)
             return claims, time.monotonic() - started
         finally:
-            release.set()
+            held.release.set()
             await asyncio.gather(*stuck)
 
     claims, took = asyncio.run(extract_while_stuck())
