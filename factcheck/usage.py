@@ -72,6 +72,16 @@ class UsageRecorder:
 current_usage: ContextVar[UsageRecorder | None] = ContextVar("factcheck_usage", default=None)
 
 
+def limit_reached(max_llm_calls: int | None, max_cost_usd: float | None, llm_calls: int, cost_usd: float) -> str | None:
+    """Why a budget of ``max_llm_calls`` calls and ``max_cost_usd`` dollars allows nothing more after
+    ``llm_calls`` calls costing ``cost_usd``, or ``None`` (the wording of ``--max-llm-calls`` / ``--max-cost``)."""
+    if max_llm_calls is not None and llm_calls >= max_llm_calls:
+        return f"--max-llm-calls {max_llm_calls} reached ({llm_calls} calls made)"
+    if max_cost_usd is not None and cost_usd >= max_cost_usd:
+        return f"--max-cost {max_cost_usd:g} reached (${cost_usd:.4f} spent)"
+    return None
+
+
 class Spending:
     """Limits on what many checks together may spend, checked before each paid call.
 
@@ -89,7 +99,6 @@ class Spending:
         self._lock = threading.Lock()
         self.llm_calls = 0
         self.cost_usd = 0.0
-        self.refused = 0
 
     def reached(self) -> str | None:
         """Why no further paid call may start, or ``None``."""
@@ -97,18 +106,13 @@ class Spending:
             return self._reached_locked()
 
     def _reached_locked(self) -> str | None:
-        if self.max_llm_calls is not None and self.llm_calls >= self.max_llm_calls:
-            return f"--max-llm-calls {self.max_llm_calls} reached ({self.llm_calls} calls made)"
-        if self.max_cost_usd is not None and self.cost_usd >= self.max_cost_usd:
-            return f"--max-cost {self.max_cost_usd:g} reached (${self.cost_usd:.4f} spent)"
-        return None
+        return limit_reached(self.max_llm_calls, self.max_cost_usd, self.llm_calls, self.cost_usd)
 
     def charge(self) -> None:
         """Take a slot for one model call; BudgetReachedError when a limit is reached."""
         with self._lock:
             reason = self._reached_locked()
             if reason is not None:
-                self.refused += 1
                 raise BudgetReachedError(f"budget: {reason}")
             self.llm_calls += 1
 

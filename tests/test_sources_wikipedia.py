@@ -564,6 +564,18 @@ def test_old_revisions_are_read_once_then_from_the_cache(server: FakeServer, tmp
     assert second == first and len(server.calls(API)) == 3  # search, revision, lead: once
 
 
+def test_a_page_that_did_not_exist_then_is_asked_about_once_then_from_the_cache(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    source = source_for(server, as_of="2001-01-01")
+    cache = Cache(tmp_path / "c.sqlite")
+    for _ in range(2):
+        with in_context(cache, UsageRecorder()):
+            assert retrieve(source, "The Eiffel Tower is 300 metres tall.") == []
+    cache.close()
+    assert len(server.calls(API)) == 2  # search, revision: once
+
+
 @pytest.mark.parametrize("value", ["yesterday", "2012-13-01", "", 2012])
 def test_as_of_must_be_an_iso_date(value: object) -> None:
     with pytest.raises(ConfigError, match="as_of must be an ISO 8601 date"):

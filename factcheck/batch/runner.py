@@ -40,7 +40,7 @@ from factcheck.errors import ConfigError, InputError, raise_errors_requested
 from factcheck.pipeline import Checker
 from factcheck.resume import AppendLog
 from factcheck.types import Usage
-from factcheck.usage import Spending, current_spending
+from factcheck.usage import Spending, current_spending, limit_reached
 
 
 async def check_document(checker: Checker, doc: Document) -> dict[str, Any]:
@@ -131,11 +131,7 @@ class Budget:
 
     def exhausted(self, tally: Tally) -> str | None:
         """Why no new document may start, or ``None`` while there is budget left."""
-        if self.max_cost_usd is not None and tally.cost_usd >= self.max_cost_usd:
-            return f"--max-cost {self.max_cost_usd:g} reached (${tally.cost_usd:.4f} spent)"
-        if self.max_llm_calls is not None and tally.llm_calls >= self.max_llm_calls:
-            return f"--max-llm-calls {self.max_llm_calls} reached ({tally.llm_calls} calls made)"
-        return None
+        return limit_reached(self.max_llm_calls, self.max_cost_usd, tally.llm_calls, tally.cost_usd)
 
 
 # Cache hits that are not answers (loading a prebuilt search index) stay out of the hit rate.

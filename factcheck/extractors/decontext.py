@@ -45,19 +45,14 @@ EXPANDED = {"'s": "is", "'re": "are", "\u2019s": "is", "\u2019re": "are"}
 
 @dataclass(frozen=True)
 class Resolution:
-    """The claim with its reference replaced, and what replaced what."""
+    """The claim with its reference replaced, and the antecedent that replaced it."""
 
     text: str
-    reference: str
     antecedent: str
 
 
 def _subject(root: Token) -> Token | None:
     return next((c for c in root.children if c.dep_ in ("nsubj", "nsubjpass")), None)
-
-
-def _phrase(token: Token) -> Span:
-    return token.doc[token.left_edge.i : token.right_edge.i + 1]
 
 
 def _is_plural(token: Token) -> bool:
@@ -191,4 +186,4 @@ def _rewrite(content: Span, replaced: Span, antecedent: str, possessive: bool, t
     if len(rest) and rest[0].lower_ in EXPANDED and not possessive:
         sep = " "
     text = (before + name + sep + after).strip()
-    return Resolution(text, target.text if possessive else replaced.text, antecedent)
+    return Resolution(text, antecedent)

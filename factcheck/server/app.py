@@ -176,9 +176,13 @@ class Redactor:
             text = redact(text, secret)
         return text
 
+    def dumps(self, content: Any) -> str:
+        """``content`` as one line of JSON, scrubbed (and valid Unicode whatever a component put in it)."""
+        return valid_unicode(self(json.dumps(content, ensure_ascii=False)))
+
     def render(self, content: Any) -> bytes:
-        """``content`` as JSON bytes, scrubbed (and valid UTF-8 whatever a component put in it)."""
-        return valid_unicode(self(json.dumps(content, ensure_ascii=False))).encode("utf-8")
+        """:meth:`dumps` as UTF-8 bytes."""
+        return self.dumps(content).encode("utf-8")
 
     def json(self, content: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
         """``content`` as a JSON answer, scrubbed."""
@@ -526,9 +530,9 @@ def app_from_environment() -> FastAPI:
     return create_app(ServerSettings.from_json(os.environ[WORKER_SETTINGS]))
 
 
-def sse(name: str, data: dict[str, Any], scrub: Callable[[str], str]) -> str:
-    """One Server-Sent Event: a name and one line of JSON (valid UTF-8 whatever a component put in it)."""
-    return f"event: {name}\ndata: {valid_unicode(scrub(json.dumps(data, ensure_ascii=False)))}\n\n"
+def sse(name: str, data: dict[str, Any], scrub: Redactor) -> str:
+    """One Server-Sent Event: a name and one line of scrubbed JSON."""
+    return f"event: {name}\ndata: {scrub.dumps(data)}\n\n"
 
 
 async def until_disconnected(request: Request, work: Awaitable[T]) -> T | None:

@@ -69,8 +69,8 @@ class ServerSettings:
     - ``max_connections``: open connections at once (more are closed at once; ``FACTCHECK_MAX_CONNECTIONS``).
     - ``header_timeout_s`` / ``body_timeout_s``: time a client has to send its request headers, and then
       each part of the body (``FACTCHECK_HEADER_TIMEOUT_S``, ``FACTCHECK_BODY_TIMEOUT_S``).
-    - ``answer_cache_size``: whole answers kept in memory, keyed by the normalised text and the
-      checker's settings, for ``answer_cache_ttl_s`` seconds (``FACTCHECK_ANSWER_CACHE_SIZE``; 0 = off).
+    - ``answer_cache_size``: whole answers kept in memory, keyed by the text exactly as sent, its
+      date and the checker's settings, for ``answer_cache_ttl_s`` seconds (``FACTCHECK_ANSWER_CACHE_SIZE``; 0 = off).
     """
 
     api_keys: tuple[str, ...] = ()

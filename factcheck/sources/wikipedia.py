@@ -19,8 +19,9 @@ not exist yet gives nothing. Without the option, the claim decides
 (:func:`factcheck.claimtime.reading_times`): a claim about a past time ("in
 2012", or "currently" in a text written in 2012) is read as of the end of that
 time, else as of when the text was written, else today's page when the page is
-younger than both. Two more requests per page, both cached for good (an old
-revision never changes). This is how a claim made in 2012 is judged against
+younger than both. Two more requests per page, both cached (for good: an old
+revision never changes; "the page did not exist then" for the cache's absence
+time). This is how a claim made in 2012 is judged against
 Wikipedia of 2012, not of today (issue 18; the MAFC paper's own failure). The
 search itself is today's: a page renamed since is found under its new title,
 whose history holds the old revisions.
@@ -230,15 +231,15 @@ def _revision(page: Mapping[str, Any]) -> dict[str, Any] | None:
     return {"revid": first["revid"], "timestamp": stamp if isinstance(stamp, str) and _TIMESTAMP.match(stamp) else None}
 
 
-def parse_revision(data: Any) -> dict[str, Any] | None:
-    """The revision of a ``prop=revisions&titles=...&rvlimit=1`` answer, or ``None`` when the page is missing
-    or had no revision at that time (it did not exist yet)."""
+def parse_revision(data: Any) -> dict[str, Any]:
+    """The revision of a ``prop=revisions&titles=...&rvlimit=1`` answer, or ``{}`` when the page is missing
+    or had no revision at that time (it did not exist yet): an absence the cache keeps (``None`` it cannot)."""
     _api_error(data)
     pages = data.get("query", {}).get("pages", []) if isinstance(data, Mapping) else []
     if not isinstance(pages, list):
         raise SourceError(f"{SERVICE}: unexpected answer: 'query.pages' is not a list (formatversion=2 expected)")
     page = pages[0] if pages and isinstance(pages[0], Mapping) else {}
-    return None if page.get("missing") else _revision(page)
+    return {} if page.get("missing") else (_revision(page) or {})
 
 
 class _LeadText(HTMLParser):
@@ -528,8 +529,8 @@ class WikipediaSource(Source):
             "rvprop": "ids|timestamp",
             "maxlag": MAXLAG_S,
         }
-        revision: dict[str, Any] | None = await self._get(params, parse_revision)
-        return revision
+        revision: dict[str, Any] = await self._get(params, parse_revision)
+        return revision or None
 
     async def lead_of(self, revid: int) -> str:
         """The lead section of one revision as plain text (``action=parse``, section 0)."""
