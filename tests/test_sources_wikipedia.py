@@ -576,6 +576,12 @@ def test_a_page_that_did_not_exist_then_is_asked_about_once_then_from_the_cache(
     assert len(server.calls(API)) == 2  # search, revision: once
 
 
+def test_a_page_not_edited_since_the_date_is_read_as_it_is_with_no_more_requests(server: FakeServer) -> None:
+    [evidence] = retrieve(source_for(server, as_of="2025-01-01"), "The Eiffel Tower is 330 metres tall.")
+    assert len(server.calls(API)) == 1  # the search only: its latest revision (2024) already stood then
+    assert evidence.published_at == "2024-06-04T03:18:52Z" and "&oldid=" in (evidence.url or "")
+
+
 @pytest.mark.parametrize("value", ["yesterday", "2012-13-01", "", 2012])
 def test_as_of_must_be_an_iso_date(value: object) -> None:
     with pytest.raises(ConfigError, match="as_of must be an ISO 8601 date"):

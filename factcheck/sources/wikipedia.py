@@ -19,7 +19,8 @@ not exist yet gives nothing. Without the option, the claim decides
 (:func:`factcheck.claimtime.reading_times`): a claim about a past time ("in
 2012", or "currently" in a text written in 2012) is read as of the end of that
 time, else as of when the text was written, else today's page when the page is
-younger than both. Two more requests per page, both cached (for good: an old
+younger than both. Two more requests per page edited since then (none for one
+that was not), both cached (for good: an old
 revision never changes; "the page did not exist then" for the cache's absence
 time). This is how a claim made in 2012 is judged against
 Wikipedia of 2012, not of today (issue 18; the MAFC paper's own failure). The
@@ -550,7 +551,14 @@ class WikipediaSource(Source):
 
     async def as_it_stood(self, page: dict[str, Any], times: Sequence[str], fallback: bool) -> dict[str, Any] | None:
         """``page`` with the lead, URL and revision it had at the first of ``times`` (MediaWiki timestamps) at
-        which it existed; else ``page`` as it is today (``fallback``) or ``None``."""
+        which it existed; else ``page`` as it is today (``fallback``) or ``None``.
+
+        A page not edited since the first of ``times`` stood then as it is today: its own lead and
+        revision serve, with the permanent link, and no more is asked."""
+        current = page.get("revision") or {}
+        stamp = current.get("timestamp")
+        if times and page.get("extract") and stamp is not None and stamp <= times[0]:
+            return {**page, "url": self.permalink(page["title"], current["revid"])}
         for when in times:
             revision = await self.revision_at(page["title"], when)
             if revision is not None:
