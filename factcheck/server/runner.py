@@ -174,10 +174,18 @@ def raise_file_limit() -> int:
     return soft
 
 
+def connection_limit(max_connections: int) -> int:
+    """``max_connections`` kept below the open-file limit, with room for the app's own files."""
+    return max(16, min(max_connections, raise_file_limit() - 64))
+
+
 def protocol(max_connections: int, header_timeout_s: float) -> type[GuardedH11Protocol]:
-    """The protocol class with these limits (kept below the open-file limit, with room for the app's own files)."""
-    limit = max(16, min(max_connections, raise_file_limit() - 64))
-    attributes = {"max_connections": limit, "header_timeout_s": header_timeout_s, "waiting": OrderedDict()}
+    """The protocol class with these limits (see :func:`connection_limit`)."""
+    attributes = {
+        "max_connections": connection_limit(max_connections),
+        "header_timeout_s": header_timeout_s,
+        "waiting": OrderedDict(),
+    }
     return type("GuardedH11", (GuardedH11Protocol,), attributes)
 
 
@@ -196,20 +204,27 @@ def config(
     ``forwarded_allow_ips``, and from nobody when it is not given (not even from loopback:
     a local client could otherwise claim any address and escape its rate limit)."""
     options.setdefault("log_level", "info")
-    install_log_filters()
-    trusted = bool(forwarded_allow_ips and forwarded_allow_ips.strip())
     return uvicorn.Config(
         app,
         host=host,
         port=port,
         workers=1,
         http=protocol(max_connections, header_timeout_s),
-        proxy_headers=trusted,
-        forwarded_allow_ips=forwarded_allow_ips if trusted else None,
-        lifespan="on",
-        timeout_keep_alive=5,
+        **_common(forwarded_allow_ips),
         **options,
     )
+
+
+def _common(forwarded_allow_ips: str | None) -> dict[str, Any]:
+    """The uvicorn settings of one process and of workers alike (installs the log filters too)."""
+    install_log_filters()
+    trusted = bool(forwarded_allow_ips and forwarded_allow_ips.strip())
+    return {
+        "proxy_headers": trusted,
+        "forwarded_allow_ips": forwarded_allow_ips if trusted else None,
+        "lifespan": "on",
+        "timeout_keep_alive": 5,
+    }
 
 
 def serve(app: FastAPI, host: str, port: int, **options: Any) -> None:
@@ -237,12 +252,9 @@ def serve_workers(
     has its own event loop, checkers, answer cache and rate buckets; the connection cap is
     split between them. The SQLite cache file is shared.
     """
-    limit = max(16, min(max_connections, raise_file_limit() - 64))
     os.environ[WORKER_SETTINGS] = settings_json
-    os.environ["FACTCHECK_WORKER_MAX_CONNECTIONS"] = str(max(16, limit // workers))
+    os.environ["FACTCHECK_WORKER_MAX_CONNECTIONS"] = str(max(16, connection_limit(max_connections) // workers))
     os.environ["FACTCHECK_HEADER_TIMEOUT_S"] = str(header_timeout_s)
-    install_log_filters()
-    trusted = bool(forwarded_allow_ips and forwarded_allow_ips.strip())
     uvicorn.run(
         "factcheck.server.app:app_from_environment",
         factory=True,
@@ -250,10 +262,7 @@ def serve_workers(
         port=port,
         workers=workers,
         http="factcheck.server.runner:GuardedH11Protocol",
-        proxy_headers=trusted,
-        forwarded_allow_ips=forwarded_allow_ips if trusted else None,
-        lifespan="on",
-        timeout_keep_alive=5,
+        **_common(forwarded_allow_ips),
         log_level=log_level,
     )
 
