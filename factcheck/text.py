@@ -36,18 +36,65 @@ def valid_unicode_data(value: T) -> T:
     return value
 
 
+# Reference marks as pages print them after a word or a sentence: "[4]", "[4][5]", "[4]: 12", "[a]",
+# "[note 3]", "[citation needed]", "[edit]", a caret ("^"), and superscript figures after punctuation
+# ("lung cancer.¹²"; "km²" and "10⁶" after a letter or digit are units, not marks).
+_BRACKETED = (
+    r"\d{1,4}(?:\s?[-\u2013,]\s?\d{1,4})*"  # [4], [4-6], [4, 7]
+    r"|[a-zA-Z]"  # [a]: a lettered note
+    r"|(?:note|nb|n|fn|ref)\s?\d{1,3}"  # [note 3]
+    r"|edit|update|citation needed|clarification needed|dubious|failed verification|verification needed"
+    r"|according to whom\?|by whom\?|when\?|which\?|who\?|where\?|why\?|better source needed|not in citation given"
+)
+CITATION_MARK = re.compile(
+    rf"\[(?:{_BRACKETED})\](?::\s?\d{{1,4}}(?:[-\u2013]\d{{1,4}})?)?"  # [4] and its page, "[4]: 12"
+    r"|(?<=[.!?,;:)\]\"'\u201d])\^+|\^+(?=\s|$)"  # a footnote link's caret, copied ("cancer.^"; not "10^6")
+    r"|(?<=[.!?,;:)\]\"'\u201d])[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+",  # "cancer.¹²"
+    re.IGNORECASE,
+)
+
+
+def mask_citations(text: str) -> str:
+    """``text`` with every reference mark (:data:`CITATION_MARK`) blanked out by as many spaces: the
+    same length, so offsets into it are offsets into ``text``, and "cholesterol.[4] Side effects"
+    ends a sentence where the reader sees one end."""
+    return CITATION_MARK.sub(lambda match: " " * len(match.group()), text)
+
+
+_SPACE_BEFORE_PUNCTUATION = re.compile(r"[^\S\n]+(?=[.,;:!?)])")
+_SPACES = re.compile(r"[^\S\n]{2,}")
+
+
+def tidy_masked(text: str) -> str:
+    """``text`` from :func:`mask_citations` without the space its blanked-out marks left ("cholesterol   ." is
+    "cholesterol.")."""
+    return _SPACES.sub(" ", _SPACE_BEFORE_PUNCTUATION.sub("", text)).strip()
+
+
+def strip_citations(text: str) -> str:
+    """``text`` without its reference marks, the space they leave tidied ("cholesterol[4]." is
+    "cholesterol."): what is checked, quoted and searched for."""
+    if CITATION_MARK.search(text) is None:  # the common case: nothing to copy
+        return text
+    return tidy_masked(CITATION_MARK.sub(" ", text))
+
+
 # A sentence ends at . ! or ? followed by space and an upper-case letter, digit or opening mark.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text``: line breaks always end one, then a punctuation heuristic.
+    """Sentences of ``text``: line breaks always end one, then a punctuation heuristic; reference
+    marks ("[4]", "[citation needed]") end no sentence early and are left out of each.
 
     Cheap and dependency-free, for evidence passages; claims are split with spaCy.
     """
     sentences: list[str] = []
     for line in text.splitlines():
-        sentences.extend(s.strip() for s in _SENTENCE_END.split(line) if s.strip())
+        if CITATION_MARK.search(line) is None:  # a sentence without marks stays exactly as written
+            sentences.extend(s.strip() for s in _SENTENCE_END.split(line) if s.strip())
+        else:
+            sentences.extend(tidy_masked(s) for s in _SENTENCE_END.split(mask_citations(line)) if s.strip())
     return sentences
 
 

@@ -169,6 +169,35 @@ def test_llm_extractor_keeps_attribution_rewrites_and_skips(scripted_model: Fake
     assert "attributed_to" in prompt and "skipped" in prompt and "opinion" in prompt
 
 
+def test_fence_lines_a_weak_model_echoes_are_no_claims_and_no_queries() -> None:
+    """A weak local model copies the lines around the text it was given into its answer."""
+
+    def echoing(request: Request) -> Response:
+        lines = request.json()["messages"][-1]["content"].splitlines()
+        first, last = lines[0], lines[-1]  # whatever delimits the text, as the model saw it
+        claims = [
+            {"claim": first, "queries": [first]},
+            {"claim": f"{first} The Eiffel Tower is in Paris.", "queries": [last, "Eiffel Tower Paris"]},
+            {"claim": last},
+        ]
+        return Response(completion(json.dumps({"claims": claims, "skipped": [last]})))
+
+    with FakeServer() as server:
+        server.route("POST", "/v1/chat/completions", echoing)
+        checker = Checker(
+            agents=offline_checker().agents,
+            extractor=LLMExtractor(),
+            llm={"base_url": server.url + "/v1", "model": "fake-model", "max_retries": 0},
+            cache={"enabled": False},
+        )
+        import asyncio
+
+        found = asyncio.run(checker.extraction("The Eiffel Tower is in Paris."))
+    assert [(c.text, c.queries) for c in found.claims] == [("The Eiffel Tower is in Paris.", ("Eiffel Tower Paris",))]
+    assert found.claims[0].span == (0, 29)
+    assert found.skipped == ()
+
+
 def test_the_servers_event_stream_records_skipped_sentences_too() -> None:
     import asyncio
 

@@ -13,7 +13,7 @@ a corpus of any size is never held in memory.
   the id; the other columns go under ``meta``.
 - A folder: every ``.txt``, ``.md`` and ``.html`` / ``.htm`` file below it (hidden
   ones skipped), named by its path relative to the folder. HTML is reduced to
-  the page's main text with ``trafilatura`` (``pip install 'factcheck-agents[batch]'``).
+  the page's main text with ``trafilatura`` (``pip install '.[batch]'`` in a checkout).
 
 A document that cannot be read (not UTF-8, no text field, an HTML page with no
 main text) is still a document: it carries the ``error`` and is written as failed.
@@ -35,7 +35,7 @@ from factcheck.jsonl import read_records
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
 HTML_SUFFIXES = (".html", ".htm")
-BATCH_EXTRA = "pip install 'factcheck-agents[batch]'"
+BATCH_EXTRA = "pip install '.[batch]' in a checkout"
 
 
 @dataclass(frozen=True)
@@ -281,12 +281,24 @@ def html_main_text(page: bytes | str) -> tuple[str, str | None]:
     return text, title
 
 
+def _headings(body: Any) -> dict[str, int]:
+    """The text of each heading in trafilatura's XML body (``<head rend="h2">``) and its level (2)."""
+    found: dict[str, int] = {}
+    for head in body.iter("head") if body is not None and hasattr(body, "iter") else ():
+        text = " ".join("".join(head.itertext()).split())
+        rend = str(head.get("rend") or "")
+        if text:
+            found.setdefault(text, int(rend[1]) if len(rend) == 2 and rend[0] == "h" and rend[1].isdigit() else 1)
+    return found
+
+
 def html_page(page: bytes | str) -> tuple[str, str | None, str | None]:
     """The main text of an HTML page (navigation, ads and footers dropped), its title and its publication
     date (from the page's metadata, ``YYYY-MM-DD``; ``None`` when it gives none).
 
     trafilatura returns one paragraph per line; paragraphs are separated by a
-    blank line here so a heading never runs into the sentence after it.
+    blank line here so a heading never runs into the sentence after it, and
+    headings are marked as Markdown marks them (``# Title``).
     """
     require_trafilatura()
     import trafilatura
@@ -305,6 +317,10 @@ def html_page(page: bytes | str) -> tuple[str, str | None, str | None]:
     def field(name: str) -> Any:
         return extracted.get(name) if isinstance(extracted, dict) else getattr(extracted, name, None)
 
+    headings = _headings(field("body"))
     paragraphs = [line.strip() for line in (field("text") or "").splitlines() if line.strip()]
+    # A heading is written as Markdown writes it ("## Side effects"), so that the extractor skips it as it
+    # skips a Markdown file's: the page's <h1>-<h6> are no claims.
+    paragraphs = [f"{'#' * headings[line]} {line}" if line in headings else line for line in paragraphs]
     date = field("date")
     return "\n\n".join(paragraphs), field("title") or None, date if isinstance(date, str) and date else None

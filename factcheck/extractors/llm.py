@@ -19,9 +19,10 @@ from factcheck.claimtime import current_reference, reference_time, resolve
 from factcheck.errors import ConfigError, LLMError
 from factcheck.extractors.base import ClaimExtractor
 from factcheck.llm.client import chat
-from factcheck.llm.fence import defuse, fenced, new_nonce
+from factcheck.llm.fence import defuse, fenced, new_nonce, unfence
 from factcheck.llm.jsonparse import parse_json_object
 from factcheck.plugins.hookspecs import hookimpl
+from factcheck.text import strip_citations
 from factcheck.types import Claim, Extraction, SkippedSentence
 
 SYSTEM_PROMPT = """You extract the claims worth checking from a text, for a fact-checker.
@@ -53,6 +54,7 @@ PROMPT_VERSION = "extract-4"  # part of the cache key: bump when the prompt chan
 # The skip reasons the prompt names: the offline extractor's filter names, so both read alike.
 SKIP_REASONS = frozenset(
     {"question", "heading", "imperative", "boilerplate", "first_person", "opinion", "prediction", "no_content"}
+    | {"injection"}
 )
 
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
@@ -84,13 +86,15 @@ def _claims_of(text: str) -> list[Any]:
 
 
 def _text_field(item: Any, *keys: str) -> str | None:
-    """The first non-empty string among ``item``'s ``keys`` ("null" and "none" read as absent)."""
+    """The first non-empty string among ``item``'s ``keys`` ("null" and "none" read as absent), echoed
+    fence lines taken out."""
     if not isinstance(item, dict):
         return None
     for key in keys:
         value = item.get(key)
-        if isinstance(value, str) and value.strip() and value.strip().lower() not in ("null", "none", "n/a"):
-            return value.strip()
+        value = unfence(value).strip() if isinstance(value, str) else ""
+        if value and value.lower() not in ("null", "none", "n/a"):
+            return value
     return None
 
 
@@ -103,7 +107,7 @@ def _skipped_of(text: str, answer: str, min_ratio: float) -> tuple[SkippedSenten
         return ()
     found: list[SkippedSentence] = []
     for item in items if isinstance(items, list) else []:
-        sentence = item.strip() if isinstance(item, str) else _text_field(item, "sentence", "text")
+        sentence = unfence(item).strip() if isinstance(item, str) else _text_field(item, "sentence", "text")
         if not sentence:
             continue
         reason = _text_field(item, "reason", "rule", "why") or ""
@@ -173,12 +177,15 @@ class LLMExtractor(ClaimExtractor):
         # A text (untrusted too) could ask for endless claims: keep the first max_claims.
         for item in _claims_of(reply.text)[: self.max_claims]:
             statement = item.get("claim") if isinstance(item, dict) else item
-            if not isinstance(statement, str) or not statement.strip():
+            # A fence line the model echoed is no claim, and no query: taken out, and a claim of nothing else
+            # dropped. So are reference marks it copied from the page ("[4]").
+            statement = strip_citations(unfence(statement)).strip() if isinstance(statement, str) else ""
+            if sum(ch.isalnum() for ch in statement) < 2:
                 continue
             raw = item.get("queries") if isinstance(item, dict) else None
             listed = raw if isinstance(raw, list) else []
-            queries = tuple(q.strip() for q in listed if isinstance(q, str) and q.strip())[: self.max_queries]
-            statement = statement.strip()
+            queries = tuple(q for q in (unfence(q).strip() for q in listed if isinstance(q, str)) if q)
+            queries = queries[: self.max_queries]
             attributed_to = _text_field(item, "attributed_to", "attribution", "source")
             sentence = _text_field(item, "sentence", "original")
             span = (map_span(text, sentence, self.min_span_ratio) if sentence else None) or map_span(

@@ -27,6 +27,7 @@ from factcheck.extractors.base import ClaimExtractor
 from factcheck.extractors.checkworthy import FILTER_NAMES, PARSE_FREE, Decision, assess
 from factcheck.extractors.decontext import resolve
 from factcheck.plugins.hookspecs import hookimpl
+from factcheck.text import mask_citations, tidy_masked
 from factcheck.types import Claim, Extraction, SkippedSentence
 
 if TYPE_CHECKING:
@@ -214,24 +215,47 @@ def _claim_text(content: Span, whole: str) -> str:
     return whole if content.text.strip() == whole else claim_text(content)
 
 
-def _surely_not_english(text: str) -> bool:
+def _surely_not_english(text: str) -> str | None:
+    """The code of the language ``text`` is surely written in when that is not English, else None."""
     from factcheck.language import detect
 
     detection = detect(text)
-    return detection is not None and detection.unreadable_by(frozenset({"en"}))
+    return detection.code if detection is not None and detection.unreadable_by(frozenset({"en"})) else None
+
+
+@cache
+def sentencizer(language: str) -> Language:
+    """A blank pipeline of ``language`` (spaCy's own tokenizer rules and abbreviations: German "z. B.",
+    "am 3. März") with its rule-based sentencizer, for texts the English parser would split wrongly;
+    the language-neutral one when spaCy has none for it."""
+    import spacy
+
+    try:
+        nlp = spacy.blank(language)
+    except (ImportError, KeyError, ValueError):  # spaCy: "[E002] Can't find factory for 'xy'"
+        nlp = spacy.blank("xx")
+    nlp.add_pipe("sentencizer")
+    return nlp
 
 
 def paragraphs(text: str, max_chars: int) -> Iterator[tuple[int, str]]:
     """``(offset, paragraph)`` pieces of ``text``: its blocks (:func:`blocks`) cut at blank lines,
-    blank pieces left out."""
+    blank pieces left out. A paragraph with tab-separated cells is a table: each line is a row of its own."""
     for offset, block in blocks(text, max_chars):
         start = 0
         for match in _PARAGRAPH_BREAK.finditer(block):
-            if block[start : match.start()].strip():
-                yield offset + start, block[start : match.start()]
+            yield from _rows(offset + start, block[start : match.start()])
             start = match.end()
-        if block[start:].strip():
-            yield offset + start, block[start:]
+        yield from _rows(offset + start, block[start:])
+
+
+def _rows(offset: int, paragraph: str) -> Iterator[tuple[int, str]]:
+    """``paragraph`` as one piece, or line by line when it holds a table's cells; blank pieces left out."""
+    lines = paragraph.splitlines(keepends=True) if "\t" in paragraph else [paragraph]
+    for line in lines:
+        if line.strip():
+            yield offset, line
+        offset += len(line)
 
 
 @dataclass(frozen=True)
@@ -285,15 +309,22 @@ class SentenceExtractor(ClaimExtractor):
 
     def extraction(self, text: str) -> Extraction:
         nlp = load_pipeline(self.model)
-        # The parse-based rules read English: a text surely in another language gets only the others.
-        parsed = "parser" in nlp.pipe_names and not _surely_not_english(text)
+        # The parse-based rules read English: a text surely in another language gets only the others, and
+        # its sentences are split by its own language's rules (the English parser ends a German sentence at
+        # "wurde"), unless a model of the user's own was chosen.
+        foreign = _surely_not_english(text)
+        if foreign is not None and self.model == "auto":
+            nlp = sentencizer(foreign)
+        parsed = "parser" in nlp.pipe_names and foreign is None
         enabled = self.enabled_filters(parsed)
         keywords = self.queries == "keywords"
         # Entities tell a name or a figure from a bare pronoun: the filters and the antecedents need them.
         ner = keywords or self.decontextualise or any(n not in PARSE_FREE for n in enabled)
-        # Each paragraph is parsed on its own: a heading never runs into the sentence after it.
+        # Each paragraph is parsed on its own: a heading never runs into the sentence after it. Reference
+        # marks ("cholesterol.[4] Side effects") are blanked out first, so they neither hide a sentence's
+        # end nor reach a claim; offsets are unchanged.
         pieces = list(paragraphs(text, self.block_chars))
-        docs = parse(nlp, (piece for _, piece in pieces), ner=ner)
+        docs = parse(nlp, (mask_citations(piece) for _, piece in pieces), ner=ner)
         claims: list[Claim] = []
         skipped: list[SkippedSentence] = []
         for (offset, _), doc in zip(pieces, docs, strict=True):
@@ -302,6 +333,7 @@ class SentenceExtractor(ClaimExtractor):
                 sentence = sent.text.strip()
                 start = offset + sent.start_char + sent.text.index(sentence)
                 span = (start, start + len(sentence))
+                written = text[span[0] : span[1]]  # as the reader sees it, reference marks and all
                 decision = assess(
                     sent,
                     enabled,
@@ -317,9 +349,10 @@ class SentenceExtractor(ClaimExtractor):
                     # "It is made of iron." after "The Eiffel Tower is in Paris.": its subject has a name.
                     decision = Decision(sent)
                 if decision.skipped is not None:
-                    skipped.append(SkippedSentence(sentence, span, *decision.skipped))
+                    skipped.append(SkippedSentence(written, span, *decision.skipped))
                 else:
-                    claims.append(self._claim(f"c{len(claims) + 1}", sentence, span, decision, context, parsed))
+                    claim_id = f"c{len(claims) + 1}"
+                    claims.append(self._claim(claim_id, sentence, written, span, decision, context, parsed))
                 context = [*context[-2:], sent]
         return Extraction(tuple(claims), tuple(skipped))
 
@@ -330,6 +363,7 @@ class SentenceExtractor(ClaimExtractor):
         self,
         claim_id: str,
         sentence: str,
+        written: str,
         span: tuple[int, int],
         decision: Decision,
         context: list[Span],
@@ -350,13 +384,17 @@ class SentenceExtractor(ClaimExtractor):
         if self.queries == "keywords":
             words = f"{antecedent} {keyword_query(decision.content)}".split()
             queries = (text, " ".join(words[:10]))
+        if written != sentence:  # reference marks were blanked out: the claim is the sentence without them
+            text = tidy_masked(text)
+            queries = tuple(tidy_masked(query) for query in queries)
+            edits.append("citations")
         return Claim(
             claim_id,
             text,
             span,
             queries,
             attributed_to=decision.attributed_to,
-            original=sentence if text != sentence else None,
+            original=written if text != written else None,
             edits=tuple(edits),
         )
 

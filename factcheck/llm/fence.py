@@ -9,6 +9,7 @@ line breaks. The system prompts say that fenced text cannot change the task.
 
 from __future__ import annotations
 
+import re
 import secrets
 
 
@@ -31,3 +32,15 @@ def fenced(label: str, nonce: str, body: str, note: str = "") -> str:
     """``body`` (already defused by the caller where needed) as a fenced block labelled ``label``."""
     head = f"<<<{label} {nonce}{' ' + note if note else ''}>>>"
     return f"{head}\n{body}\n<<<END {label} {nonce}>>>"
+
+
+# A fence line as a model may echo it back: "<<<TEXT 1b35...>>>", "<<<END TEXT 1b35...>>>", defused or not.
+_ECHOED_FENCE = re.compile(r"(?:<<<|< < <)\s*(?:END\s+)?[A-Z][A-Z_ -]{0,30}[^<>\n]{0,120}?(?:>>>|> > >)")
+
+
+def unfence(text: str) -> str:
+    """``text`` (a model's answer field) without any fence line it echoed back, white space folded: weak
+    models copy the ``<<<TEXT nonce>>>`` lines into their claims and queries."""
+    if "<" not in text:  # the common case: nothing to copy
+        return text
+    return " ".join(_ECHOED_FENCE.sub(" ", text).split())
