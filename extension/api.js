@@ -32,6 +32,31 @@ async function loadCheck(key) {
   return (await ext.storage.session.get({ [key]: null }))[key];
 }
 
+/**
+ * A text's label composed from its claims' labels (the server's `compose` rule, docs/scoring.md): TRUE
+ * when every verified claim is TRUE, FALSE when every one is FALSE, PARTLY TRUE otherwise; claims no agent
+ * could judge (no score) are left out, and a text with none verified is UNVERIFIED.
+ */
+function composeLabel(claims) {
+  const labels = new Set((claims ?? []).filter((claim) => typeof claim?.score === "number").map((claim) => claim.label));
+  if (labels.size === 0) return "UNVERIFIED";
+  if (labels.size === 1 && labels.has("TRUE")) return "TRUE";
+  if (labels.size === 1 && labels.has("FALSE")) return "FALSE";
+  return "PARTLY TRUE";
+}
+
+/**
+ * The label shown for a checked text, in the popup and on the badge: it never contradicts the claims.
+ * A verdict labelled by the `compose` rule (its `labels`) is shown as the server sent it; another rule's
+ * label (`threshold` thresholds the mean score, `probable` weighs the scores) can say TRUE of three FALSE
+ * claims, so the label is composed here from the claims' instead. {label, rule, composedHere, serverLabel}.
+ */
+function textLabel(verdict) {
+  const rule = typeof verdict?.labels === "string" && verdict.labels ? verdict.labels : null;
+  if (rule === "compose") return { label: verdict.label, rule, composedHere: false, serverLabel: verdict.label };
+  return { label: composeLabel(verdict?.claims), rule, composedHere: true, serverLabel: verdict?.label ?? null };
+}
+
 /** A readable error for a server's non-2xx answer, read from its JSON body when it has one. */
 async function answerError(response) {
   let message = response.statusText || "no reason given";
@@ -59,8 +84,15 @@ async function testConnection({ server, apiKey }) {
 }
 
 /**
+ * The stream broke after the server had answered: the connection was lost (the server stopped, a proxy
+ * cut it) or the server ended the stream before its verdict. The caller says how far the check got.
+ */
+class ConnectionLost extends Error {}
+
+/**
  * POST the text to /v1/check/stream and call onEvent(name, data) for each Server-Sent Event
- * (claims, claim, verdict, error). Resolves when the stream ends; rejects with a readable Error.
+ * (claims, claim, verdict, error). Resolves when the stream ends; rejects with a readable Error, a
+ * ConnectionLost once the events had begun.
  */
 async function streamCheck({ text, url, title }, onEvent) {
   const { server, apiKey } = await loadSettings();
@@ -82,7 +114,13 @@ async function streamCheck({ text, url, title }, onEvent) {
   const decoder = new TextDecoder();
   let buffer = "";
   for (;;) {
-    const { value, done } = await reader.read();
+    let chunk;
+    try {
+      chunk = await reader.read();
+    } catch (error) {
+      throw new ConnectionLost(error.message); // Chromium's "network error": a reset or a cut chunked body
+    }
+    const { value, done } = chunk;
     buffer += decoder.decode(value ?? new Uint8Array(), { stream: !done });
     let end;
     while ((end = buffer.indexOf("\n\n")) >= 0) {

@@ -19,8 +19,9 @@ ext.runtime.onInstalled.addListener(() => {
   ext.contextMenus.create({ id: MENU_ID, title: "Fact-check selection", contexts: ["selection"] });
 });
 
+// The menu says which frame it was opened in (0: the page itself, else an iframe): that frame holds the selection.
 ext.contextMenus.onClicked.addListener((info, tab) => {
-  if (info.menuItemId === MENU_ID) checkSelection(tab, info.selectionText || "");
+  if (info.menuItemId === MENU_ID) checkSelection(tab, info.selectionText || "", info.frameId ?? 0);
 });
 
 ext.runtime.onMessage.addListener((message, sender, reply) => {
@@ -30,10 +31,15 @@ ext.runtime.onMessage.addListener((message, sender, reply) => {
     reply({ started: true });
   } else if (message?.type === "check-selection") {
     // Answers once the selection is captured (the check goes on): the caller may change the selection then.
+    // The popup's button does not know the frame (frameId absent): the frame holding a selection is found.
+    const frameId = Number.isInteger(message.frameId) ? message.frameId : null;
     ext.tabs
       .get(message.tabId)
-      .then((tab) => checkSelection(tab, ""))
+      .then((tab) => checkSelection(tab, "", frameId))
       .then(reply, (error) => reply({ error: error.message }));
+    return true;
+  } else if (message?.type === "retry") {
+    retry(message.tabId).then(reply, (error) => reply({ error: error.message }));
     return true;
   }
   return false;
@@ -44,22 +50,81 @@ ext.tabs.onRemoved.addListener((tabId) => {
   ext.storage.session.remove(stateKey(tabId));
 });
 
+// A tab that loads another page must not show the old page's result. Without the "tabs" permission the
+// event carries no URL on most sites, and it also fires when an iframe loads or the URL's #fragment
+// changes, so the page itself is asked: a result stays while its frame still holds the check's capture.
+ext.tabs.onUpdated.addListener((tabId, changeInfo) => {
+  if (changeInfo.status) forgetIfPageLeft(tabId);
+});
+
+/** Forget a tab's selection check (state, badge) when the document it was captured in is gone. */
+async function forgetIfPageLeft(tabId) {
+  const key = stateKey(tabId);
+  const state = await loadCheck(key);
+  if (!state || state.kind !== "selection") return; // a pasted text belongs to no page
+  // A check of a browser page (no content script) has nothing to ask: a load in the tab ends it.
+  const message = { type: "factcheck-holds", checkId: state.checkId };
+  const holds = state.onPage
+    ? await ext.tabs.sendMessage(tabId, message, { frameId: state.frameId ?? 0 }).then((answer) => answer?.holds === true, () => false)
+    : false;
+  if (holds || (await loadCheck(key))?.checkId !== state.checkId) return; // still there, or a newer check began
+  if (newest.get(key) === state.checkId) newest.delete(key); // a check still running stops updating the tab
+  await ext.storage.session.remove(key);
+  ext.action.setBadgeText({ tabId, text: "" }).catch(() => {});
+  ext.action.setTitle({ tabId, title: "factcheck" }).catch(() => {});
+}
+
+/** highlight.css as text, read once: marks inside a shadow root need it there (insertCSS styles only the document). */
+let highlightCss = null;
+function loadHighlightCss() {
+  highlightCss ??= fetch(ext.runtime.getURL("highlight.css")).then((response) => response.text()).catch(() => "");
+  return highlightCss;
+}
+
+/**
+ * The frame of a tab whose selection the popup's button should check: the one frame with a non-empty
+ * selection, else, of several, one whose focus is not in a child frame (the page keeps an old selection
+ * when the reader selects in an iframe, but its focus moves there). 0, the page itself, when none is found.
+ */
+async function selectedFrame(tabId) {
+  let found;
+  try {
+    found = await ext.scripting.executeScript({
+      target: { tabId, allFrames: true },
+      func: () => ({
+        selected: Boolean(getSelection()?.toString().trim()),
+        focusInChild: document.activeElement instanceof HTMLIFrameElement || document.activeElement instanceof HTMLFrameElement,
+      }),
+    });
+  } catch (_) {
+    return 0;
+  }
+  const selected = found.filter((frame) => frame.result?.selected);
+  return (selected.find((frame) => !frame.result.focusInChild) ?? selected[0])?.frameId ?? 0;
+}
+
 function newCheckId() {
   return globalThis.crypto?.randomUUID?.() ?? `${Date.now()}-${Math.random().toString(36).slice(2)}`;
 }
 
 /**
- * Check what is selected in a tab. The content script reads the selection's rendered text itself,
- * keyed by the check's id, so the claims' spans (offsets in that text) can be mapped back onto the
- * page; where it cannot run (a browser page), the menu's selection text is checked without highlighting.
+ * Check what is selected in a frame of a tab (frameId: 0 for the page, null to find the frame holding a
+ * selection). The content script, injected into that frame only, reads the selection's rendered text
+ * itself, keyed by the check's id, so the claims' spans (offsets in that text) can be mapped back onto
+ * the frame; where it cannot run (a browser page, a frame of another site), the menu's selection text
+ * is checked without highlighting.
  */
-async function checkSelection(tab, menuText) {
+async function checkSelection(tab, menuText, frameId) {
   const checkId = newCheckId();
   let captured = null;
+  let frame = frameId ?? 0;
   try {
-    await ext.scripting.executeScript({ target: { tabId: tab.id }, files: ["content.js"] });
-    await ext.scripting.insertCSS({ target: { tabId: tab.id }, files: ["highlight.css"] }).catch(() => {});
-    captured = await ext.tabs.sendMessage(tab.id, { type: "factcheck-capture", checkId });
+    if (frameId === null) frame = await selectedFrame(tab.id);
+    const target = { tabId: tab.id, frameIds: [frame] };
+    await ext.scripting.executeScript({ target, files: ["content.js"] });
+    await ext.scripting.insertCSS({ target, files: ["highlight.css"] }).catch(() => {});
+    const message = { type: "factcheck-capture", checkId, css: await loadHighlightCss() };
+    captured = await ext.tabs.sendMessage(tab.id, message, { frameId: frame });
   } catch (_) {
     captured = null;
   }
@@ -67,8 +132,21 @@ async function checkSelection(tab, menuText) {
   const text = onPage ? captured.text : menuText;
   const url = captured?.url || tab.url || null;
   const title = captured?.title || tab.title || null;
-  runCheck({ checkId, kind: "selection", text, url, title, tabId: tab.id, onPage });
-  return { checkId, text };
+  runCheck({ checkId, kind: "selection", text, url, title, tabId: tab.id, frameId: frame, onPage });
+  return { checkId, text, frameId: frame };
+}
+
+/**
+ * Check a tab's last text again after an error (the popup's Retry): the same text, and for a selection
+ * the same check id, so the claims are marked on the text captured the first time (the page still holds
+ * it: a page that was left has no result to retry).
+ */
+async function retry(tabId) {
+  const state = await loadCheck(stateKey(tabId));
+  if (!state?.text?.trim()) return { error: "nothing to retry" };
+  const { checkId, kind, text, url, title, frameId, onPage } = state;
+  runCheck({ checkId: kind === "selection" ? checkId : newCheckId(), kind, text, url, title, tabId, frameId, onPage });
+  return { checkId };
 }
 
 /** The toolbar badge of a tab: progress while checking, the label when done, "!" on an error. */
@@ -87,7 +165,7 @@ function showBadge(tabId, state) {
     color = BADGE_COLORS.error;
     title = `factcheck: error: ${state.error}`;
   } else {
-    const label = state.verdict?.label;
+    const label = textLabel(state.verdict).label; // composed from the claims: never T for false claims
     text = BADGES[label] ?? "";
     color = BADGE_COLORS[label] ?? BADGE_COLORS.UNVERIFIED;
     title = `factcheck: ${label}`;
@@ -98,10 +176,23 @@ function showBadge(tabId, state) {
   ext.action.setTitle({ tabId, title }).catch(() => {});
 }
 
-async function runCheck({ checkId, kind, text, url, title, tabId, onPage }) {
+/** What a lost connection means for a check, in words: how far it got, and what is kept. */
+function connectionLost(state, reason) {
+  const done = state.claims.filter((claim) => !claim.pending).length;
+  const total = state.claims.length;
+  const cause = reason ? ` (${reason})` : "";
+  if (!total) return `the connection to the server was lost before it sent the claims${cause}`;
+  const kept = done ? `: the ${done} checked ${done === 1 ? "is" : "are"} kept, ` : ": ";
+  return `the connection to the server was lost after ${done} of ${total} claims${cause}${kept}the other ${total - done} were not checked`;
+}
+
+async function runCheck({ checkId, kind, text, url, title, tabId, frameId = 0, onPage }) {
   const key = stateKey(tabId);
   newest.set(key, checkId);
-  const state = { checkId, kind, status: "checking", text, url, title, tabId, claims: [], verdict: null, error: null, notes: [], at: Date.now() };
+  const state = {
+    checkId, kind, status: "checking", text, url, title, tabId, frameId, onPage,
+    claims: [], verdict: null, error: null, notes: [], at: Date.now(),
+  };
   const publish = () => {
     if (newest.get(key) !== checkId) return Promise.resolve(); // a newer check in this tab owns the popup and badge
     showBadge(tabId, state);
@@ -109,7 +200,7 @@ async function runCheck({ checkId, kind, text, url, title, tabId, onPage }) {
   };
   // Highlights go on regardless: an older check still marks its own text (the page keeps each check's capture).
   const highlight = (claims) => {
-    if (onPage) ext.tabs.sendMessage(tabId, { type: "factcheck-highlight", checkId, claims }).catch(() => {});
+    if (onPage) ext.tabs.sendMessage(tabId, { type: "factcheck-highlight", checkId, claims }, { frameId }).catch(() => {});
   };
   await publish();
   if (!text || !text.trim()) {
@@ -138,14 +229,16 @@ async function runCheck({ checkId, kind, text, url, title, tabId, onPage }) {
       }
       publish();
     });
-    if (state.status === "checking") throw new Error("the server closed the stream before the verdict");
+    if (state.status === "checking") throw new ConnectionLost("the server closed the stream before the verdict");
   } catch (error) {
     state.status = "error";
-    state.error = error.message;
+    state.error = error instanceof ConnectionLost ? connectionLost(state, error.message) : error.message;
   }
-  if (state.status === "error" && onPage) {
-    // Claims that will never get a verdict lose their "checking" highlight.
-    ext.tabs.sendMessage(tabId, { type: "factcheck-unmark-pending", checkId }).catch(() => {});
+  if (state.status === "error") {
+    // Claims that will never get a verdict are shown as not checked (never "…" forever) and lose their
+    // "checking" highlight; the finished ones keep their verdicts and marks.
+    state.claims = state.claims.map((claim) => (claim.pending ? { ...claim, pending: false, unchecked: true } : claim));
+    if (onPage) ext.tabs.sendMessage(tabId, { type: "factcheck-unmark-pending", checkId }, { frameId }).catch(() => {});
   }
   await publish();
 }

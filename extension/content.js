@@ -1,5 +1,5 @@
 // Content script: captures the rendered text of the selection and highlights each check's claims by their spans.
-// Injected on demand (activeTab), possibly more than once into the same page: it guards itself.
+// Injected on demand (activeTab) into the frame holding the selection, possibly more than once: it guards itself.
 "use strict";
 
 (() => {
@@ -18,10 +18,31 @@
   // Displays that start and end a block (a flex or grid item's display is computed as block).
   const BLOCK_DISPLAY = /^(block|flow-root|list-item|flex|grid|table|table-row|table-row-group|table-header-group|table-footer-group|table-caption)(\s|$)/;
   const MARK_SELECTOR = "mark.factcheck-claim";
+  // Characters that reorder the text around them (LRM, RLM, ALM, the embeddings, overrides and isolates):
+  // a claim's tooltip is shown without them, so that it cannot be made to read backwards.
+  const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
   const captures = new Map(); // check id -> pieces of its captured text (see capture)
   const owner = new WeakMap(); // text node -> id of the newest check that captured it (only it may mark it)
   const nextPart = new WeakMap(); // text node -> the node split off its end (by split), to follow old offsets
+  const marks = new Map(); // "<check id>\0<claim id>" -> that claim's marks, in the document or in shadow roots
+  const styledRoots = new WeakSet(); // shadow roots given the highlight styles
+  let highlightSheet = null; // highlight.css for shadow roots ({css, sheet}; insertCSS styles the document only)
+
+  /** The node's parent in the rendered (flat) tree: a slotted node's slot, a shadow root's host. */
+  function flatParent(node) {
+    return node.assignedSlot ?? node.parentElement ?? node.parentNode?.host ?? null;
+  }
+
+  /** The children that render: an open shadow root's instead of the host's own, a slot's assigned nodes. */
+  function flatChildren(element) {
+    if (element.shadowRoot) return element.shadowRoot.childNodes;
+    if (element.localName === "slot") {
+      const assigned = element.assignedNodes();
+      return assigned.length ? assigned : element.childNodes; // an empty slot shows its fallback content
+    }
+    return element.childNodes;
+  }
 
   /** Whether an element and its subtree are rendered as text (display:none, script, aria-hidden are not). */
   function rendered(element) {
@@ -30,32 +51,153 @@
     return getComputedStyle(element).display !== "none";
   }
 
-  /** Whether an element's own text shows: not invisible, transparent or clipped away (a screen-reader-only label). */
-  function visible(element, cache) {
-    if (!cache.has(element)) {
-      let shows = element.checkVisibility
-        ? element.checkVisibility({ opacityProperty: true, visibilityProperty: true })
-        : getComputedStyle(element).visibility === "visible";
-      if (shows) {
-        const style = getComputedStyle(element);
+  /** Whether a computed colour is fully transparent (`rgba(0, 0, 0, 0)`, `transparent`). */
+  function transparent(color) {
+    return color === "transparent" || /^rgba\(.*,\s*0\)$/.test(color);
+  }
+
+  /**
+   * Whether an element's glyphs are painted: their fill is not transparent, or a stroke, a text shadow or
+   * a background clipped to the text (gradient headings: transparent text over `background-clip: text`) shows them.
+   */
+  function inked(element, style) {
+    if (!transparent(style.webkitTextFillColor || style.color)) return true;
+    if (parseFloat(style.webkitTextStrokeWidth) > 0 || style.textShadow !== "none") return true;
+    for (let box = element; box && box.nodeType === Node.ELEMENT_NODE; box = flatParent(box)) {
+      const boxStyle = getComputedStyle(box);
+      if (boxStyle.backgroundClip === "text" || boxStyle.webkitBackgroundClip === "text") return true;
+    }
+    return false;
+  }
+
+  /**
+   * Whether an element's own clip leaves nothing of it: a clip-path inset() of 100% (or more), a circle()
+   * or ellipse() of radius 0, or the legacy clip: rect() of no area. Other shapes are taken as showing.
+   */
+  function clipsAll(element, style) {
+    const path = style.clipPath;
+    const inset = /^inset\(([^)]*)\)/.exec(path);
+    if (inset) {
+      const box = element.getBoundingClientRect();
+      const length = (value, size) => (value.endsWith("%") ? (parseFloat(value) * size) / 100 : parseFloat(value) || 0);
+      // top, right, bottom, left, repeated as for margins; a "round" corner radius does not matter.
+      const [top, right = top, bottom = top, left = right] = inset[1].split(/\s+round\s/)[0].trim().split(/\s+/);
+      if (length(top, box.height) + length(bottom, box.height) >= box.height) return true;
+      if (length(left, box.width) + length(right, box.width) >= box.width) return true;
+    }
+    if (/^(circle|ellipse)\(0(px|%)?[\s)]/.test(path)) return true;
+    const rect = /^rect\(([^)]*)\)/.exec(style.clip); // applies to an absolutely positioned element only
+    if (rect && (style.position === "absolute" || style.position === "fixed")) {
+      const [top, right, bottom, left] = rect[1].split(/[\s,]+/).map(parseFloat);
+      if (bottom - top <= 0 || right - left <= 0) return true;
+    }
+    return false;
+  }
+
+  /** Whether an element or one of its ancestors is clipped to nothing (a clip hides the whole subtree). */
+  function clippedAway(element, memo) {
+    if (!memo.clipped.has(element)) {
+      const parent = flatParent(element);
+      const above = parent?.nodeType === Node.ELEMENT_NODE && clippedAway(parent, memo);
+      memo.clipped.set(element, above || clipsAll(element, getComputedStyle(element)));
+    }
+    return memo.clipped.get(element);
+  }
+
+  /**
+   * Whether an element's own text shows, by its style: not invisible, transparent, of font size 0,
+   * clipped to nothing, or clipped to a pixel (a screen-reader-only label). Where its text lies
+   * (off-screen, in a closed accordion, scaled to nothing) is for seen() to say.
+   */
+  function visible(element, memo) {
+    if (!memo.visible.has(element)) {
+      const style = getComputedStyle(element);
+      // An element of display: contents (a <slot>, a framework's wrapper) has no box, which checkVisibility
+      // takes as hidden: its parent's visibility is its own.
+      const parent = flatParent(element);
+      let shows;
+      if (style.display === "contents") shows = parent?.nodeType === Node.ELEMENT_NODE ? visible(parent, memo) : true;
+      else if (element.checkVisibility) shows = element.checkVisibility({ opacityProperty: true, visibilityProperty: true });
+      else shows = style.visibility === "visible";
+      if (shows && style.display !== "contents") {
         const box = element.getBoundingClientRect();
         const outOfFlow = style.position === "absolute" || style.position === "fixed";
         if (outOfFlow && box.width <= 1 && box.height <= 1) shows = false;
       }
-      cache.set(element, shows);
+      if (shows && (parseFloat(style.fontSize) === 0 || !inked(element, style) || clippedAway(element, memo))) shows = false;
+      memo.visible.set(element, shows);
     }
-    return cache.get(element);
+    return memo.visible.get(element);
   }
 
   /**
-   * The selection's text as the reader sees it: rendered text only, white space collapsed as the page
-   * shows it, a blank line between blocks, a line break for <br>, a tab between table cells. Each
+   * How an element bounds the text it contains, read once per capture: its position and transform
+   * (which decide whether it contains an out-of-flow box), and the box its overflow cuts to, per axis
+   * (cut: null when it cuts nothing). A hidden or clip overflow cuts; a scrolling one only when its box
+   * has no area (a reader can scroll to the rest). The page's own overflow scrolls the page: never a cut.
+   */
+  function bounds(element, memo) {
+    if (!memo.bounds.has(element)) {
+      const style = getComputedStyle(element);
+      const box = element.getBoundingClientRect();
+      const empty = box.width <= 0 || box.height <= 0;
+      const cuts = (mode) => /hidden|clip/.test(mode) || (/auto|scroll/.test(mode) && empty);
+      const page = element === document.documentElement || element === document.body;
+      const [x, y] = page ? [false, false] : [cuts(style.overflowX), cuts(style.overflowY)];
+      memo.bounds.set(element, { position: style.position, transformed: style.transform !== "none", cut: x || y ? { x, y, box } : null });
+    }
+    return memo.bounds.get(element);
+  }
+
+  /**
+   * Whether the reader can see a piece of text at rect (viewport coordinates) whose parent is given: the
+   * rect has an area (not font-size 0 or scale(0)), is not wholly outside the document (left: -9999px,
+   * text-indent: -9999px), and no ancestor's overflow cuts it away (a max-height: 0 accordion). Only the
+   * boxes that contain it cut it: an absolutely positioned box escapes the overflow of ancestors that
+   * are not positioned, a fixed one that of every ancestor but a transformed one.
+   */
+  function rectSeen(rect, parent, memo) {
+    if (rect.width <= 0 || rect.height <= 0) return false;
+    const root = document.documentElement;
+    const [x, y] = [rect.left + scrollX, rect.top + scrollY]; // document coordinates
+    if (x + rect.width <= 0 || y + rect.height <= 0 || x >= root.scrollWidth || y >= root.scrollHeight) return false;
+    let { left, top, right, bottom } = rect;
+    let escape = ""; // how the box below left the normal flow: "" (it did not), "absolute" or "fixed"
+    for (let element = parent; element?.nodeType === Node.ELEMENT_NODE; element = flatParent(element)) {
+      const { position, transformed, cut } = bounds(element, memo);
+      const contains = escape === "" || (escape === "absolute" ? position !== "static" : transformed);
+      if (!contains) continue;
+      if (cut?.x) [left, right] = [Math.max(left, cut.box.left), Math.min(right, cut.box.right)];
+      if (cut?.y) [top, bottom] = [Math.max(top, cut.box.top), Math.min(bottom, cut.box.bottom)];
+      if (right <= left || bottom <= top) return false;
+      escape = position === "absolute" || position === "fixed" ? position : "";
+    }
+    return true;
+  }
+
+  /**
+   * Whether the reader can see characters [from, to) of a text node, by where they are laid out: one of
+   * the boxes of their lines is seen (rectSeen). A text partly cut (a one-line title ending in "…", a
+   * preview under "Read more") counts whole: a sentence is checked whole, never a fragment of it.
+   */
+  function seen(node, from, to, memo) {
+    const range = document.createRange();
+    range.setStart(node, from);
+    range.setEnd(node, to);
+    return [...range.getClientRects()].some((rect) => rectSeen(rect, flatParent(node), memo));
+  }
+
+  /**
+   * The selection's text as the reader sees it: rendered text only (hidden by style or laid out out of
+   * sight: see visible and seen), open shadow roots' text where it shows, white space collapsed as the
+   * page shows it, a blank line between blocks, a line break for <br>, a tab between table cells. Each
    * character that comes from a text node remembers where (pieces: [{node, start, map}], map[i] being
    * the offset in node of the piece's i-th character), so the claims' spans can be mapped back.
    */
   function capture(range) {
     const pieces = [];
-    const cache = new Map();
+    const memo = { visible: new Map(), clipped: new Map(), bounds: new Map() };
+    const rangeRoot = range.commonAncestorContainer.getRootNode();
     let text = "";
     let separator = "";
     let space = null; // a collapsed run of white space not yet written: {node, offset}
@@ -76,12 +218,19 @@
     const separate = (next) => {
       if (SEPARATORS.indexOf(next) > SEPARATORS.indexOf(separator)) separator = next;
     };
+    // A node of a shadow tree the walk entered is inside the selection as its host is (the range, in the
+    // page's tree, cannot say: its boundaries are never inside a shadow tree it crosses).
+    const selected = (node) => node.getRootNode() !== rangeRoot || range.intersectsNode(node);
 
     const addText = (node) => {
-      const parent = node.parentElement;
-      if (!parent || !visible(parent, cache)) return;
+      const parent = flatParent(node);
+      if (!parent || !visible(parent, memo)) return;
       const from = node === range.startContainer ? range.startOffset : 0;
       const to = node === range.endContainer ? range.endOffset : node.data.length;
+      if (from >= to) return;
+      // White space alone is not asked: collapsed, or hanging at the end of a line, it has no box, yet it
+      // still separates the words around it.
+      if (/\S/.test(node.data.slice(from, to)) && !seen(node, from, to, memo)) return;
       const whiteSpace = getComputedStyle(parent).whiteSpace;
       const keepSpaces = /^(pre|pre-wrap|break-spaces)$/.test(whiteSpace);
       const keepLines = keepSpaces || whiteSpace === "pre-line";
@@ -95,25 +244,31 @@
 
     const walk = (node) => {
       if (node.nodeType === Node.TEXT_NODE) {
-        if (range.intersectsNode(node)) addText(node);
+        if (selected(node)) addText(node);
         return;
       }
-      if (node.nodeType !== Node.ELEMENT_NODE || !range.intersectsNode(node) || !rendered(node)) return;
+      if (node.nodeType !== Node.ELEMENT_NODE || !selected(node) || !rendered(node)) return;
       if (node.localName === "br") {
         separate(separator === "\n" || separator === "\n\n" ? "\n\n" : "\n");
         return;
       }
-      const display = getComputedStyle(node).display;
-      const cell = display === "table-cell";
-      const block = BLOCK_DISPLAY.test(display);
+      const style = getComputedStyle(node);
+      const cell = style.display === "table-cell";
+      const block = BLOCK_DISPLAY.test(style.display);
+      // A floated or positioned box is out of the text's flow: showing nothing, it breaks no line around it.
+      const outOfFlow = style.float !== "none" || style.position === "absolute" || style.position === "fixed";
+      const before = { length: text.length, separator };
       if (block) separate("\n\n");
       else if (cell) separate("\t");
-      for (const child of node.childNodes) walk(child);
-      if (block) separate("\n\n");
+      for (const child of flatChildren(node)) walk(child);
+      if (outOfFlow && text.length === before.length) separator = before.separator;
+      else if (block) separate("\n\n");
     };
 
     const root = range.commonAncestorContainer;
-    walk(root.nodeType === Node.TEXT_NODE ? root.parentNode : root);
+    const top = root.nodeType === Node.TEXT_NODE ? root.parentNode : root;
+    if (top instanceof ShadowRoot) top.childNodes.forEach(walk); // a selection inside one shadow root
+    else walk(top);
     return { text, pieces };
   }
 
@@ -148,13 +303,29 @@
     return found;
   }
 
-  const claimKey = (mark) => `${mark.dataset.check}\u0000${mark.dataset.claimId}`;
+  const claimKey = (checkId, claimId) => `${checkId}\u0000${claimId}`;
+
+  /** A claim's marks still on the page. */
+  function marksOf(key) {
+    return (marks.get(key) ?? []).filter((mark) => mark.isConnected);
+  }
 
   /** Remove an older check's highlight of one claim everywhere (its text stays where it is). */
   function unmark(mark) {
-    const key = claimKey(mark);
-    for (const other of document.querySelectorAll(MARK_SELECTOR)) {
-      if (claimKey(other) === key) other.replaceWith(...other.childNodes);
+    const key = claimKey(mark.dataset.check, mark.dataset.claimId);
+    for (const other of marksOf(key)) other.replaceWith(...other.childNodes);
+    marks.delete(key);
+  }
+
+  /** Give a shadow root the highlight styles once, as the document has them. */
+  function styleRoot(root) {
+    if (!(root instanceof ShadowRoot) || styledRoots.has(root) || !highlightSheet) return;
+    styledRoots.add(root);
+    try {
+      root.adoptedStyleSheets = [...root.adoptedStyleSheets, highlightSheet.sheet];
+    } catch (_) {
+      // A content script's sheet may be refused by the page's shadow root (Firefox's wrappers): a copy in a <style>.
+      root.append(Object.assign(document.createElement("style"), { textContent: highlightSheet.css }));
     }
   }
 
@@ -170,13 +341,14 @@
     if (first) mark.classList.add("factcheck-first"); // carries the icon, once per claim
     mark.dataset.label = claim.pending ? "" : claim.label;
     const score = typeof claim.score === "number" ? ` ${claim.score.toFixed(2)}${isWeak(claim) ? ", weak" : ""}` : "";
-    mark.title = claim.pending ? `factcheck: checking… ${claim.text}` : `factcheck: ${claim.label}${score}: ${claim.text}`;
+    const text = String(claim.text ?? "").replace(BIDI_CONTROLS, "");
+    mark.title = claim.pending ? `factcheck: checking… ${text}` : `factcheck: ${claim.label}${score}: ${text}`;
   }
 
   /** Highlight one claim of a check on its own captured text, or restyle its highlight if it has one. */
   function highlight(checkId, claim) {
-    const selector = `${MARK_SELECTOR}[data-check="${CSS.escape(checkId)}"][data-claim-id="${CSS.escape(String(claim.id))}"]`;
-    const existing = document.querySelectorAll(selector);
+    const key = claimKey(checkId, claim.id);
+    const existing = marksOf(key);
     if (existing.length) {
       existing.forEach((mark, index) => style(mark, claim, index === 0));
       return existing.length;
@@ -184,7 +356,7 @@
     const pieces = captures.get(checkId);
     if (!pieces || !Array.isArray(claim.span)) return 0;
     const [start, end] = claim.span;
-    let marked = 0;
+    const made = [];
     for (const piece of pieces) {
       const a = Math.max(start, piece.start);
       const b = Math.min(end, piece.start + piece.map.length);
@@ -199,17 +371,23 @@
         const mark = document.createElement("mark");
         mark.dataset.check = checkId;
         mark.dataset.claimId = String(claim.id);
-        style(mark, claim, marked === 0);
+        style(mark, claim, made.length === 0);
         node.parentNode.insertBefore(mark, node);
         mark.appendChild(node);
-        marked++;
+        styleRoot(mark.getRootNode());
+        made.push(mark);
       }
     }
-    return marked;
+    if (made.length) marks.set(key, made);
+    return made.length;
   }
 
   ext.runtime.onMessage.addListener((message, sender, reply) => {
     if (message?.type === "factcheck-capture") {
+      if (message.css && !highlightSheet) {
+        highlightSheet = { css: message.css, sheet: new CSSStyleSheet() };
+        highlightSheet.sheet.replaceSync(message.css);
+      }
       const selection = window.getSelection();
       if (!selection || selection.rangeCount === 0 || selection.isCollapsed) {
         reply({ text: "", url: location.href, title: document.title });
@@ -224,9 +402,15 @@
       for (const claim of message.claims) marked += highlight(message.checkId, claim);
       reply({ marked });
     } else if (message?.type === "factcheck-unmark-pending") {
-      const selector = `${MARK_SELECTOR}.factcheck-pending[data-check="${CSS.escape(message.checkId)}"]`;
-      for (const mark of document.querySelectorAll(selector)) mark.replaceWith(...mark.childNodes);
+      for (const [key, claimMarks] of marks) {
+        if (!key.startsWith(`${message.checkId}\u0000`) || !claimMarks[0]?.classList.contains("factcheck-pending")) continue;
+        for (const mark of claimMarks) if (mark.isConnected) mark.replaceWith(...mark.childNodes);
+        marks.delete(key);
+      }
       reply({});
+    } else if (message?.type === "factcheck-holds") {
+      // The background asks after a load in the tab: is this still the document the check was captured in?
+      reply({ holds: captures.has(message.checkId) });
     }
     return false;
   });

@@ -10,6 +10,11 @@ const nodes = {
   notes: document.getElementById("notes"),
   notesList: document.getElementById("notes-list"),
   claims: document.getElementById("claims"),
+  labelRule: document.getElementById("label-rule"),
+  caution: document.getElementById("caution"),
+  judged: document.getElementById("judged"),
+  composition: document.getElementById("composition"),
+  retry: document.getElementById("retry"),
 };
 const legend = document.getElementById("legend");
 
@@ -46,4 +51,9 @@ document.getElementById("form").addEventListener("submit", async (event) => {
 document.getElementById("selection").addEventListener("click", async () => {
   const tabId = await ready;
   if (tabId !== null) ext.runtime.sendMessage({ type: "check-selection", tabId });
+});
+
+// After an error: the same text (for a selection, the same capture, marked again) is checked once more.
+nodes.retry.addEventListener("click", async () => {
+  ext.runtime.sendMessage({ type: "retry", tabId: await ready });
 });

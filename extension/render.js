@@ -1,14 +1,32 @@
 // Rendering a check for people. Everything from the server (claims, rationales, evidence titles, texts
-// and URLs, notes) is untrusted text: it is put in the page with textContent, never as HTML.
+// and URLs, notes) is untrusted text: it is put in the page with textContent, never as HTML, without
+// the characters that reorder text (see plain), each string in an element of its own direction.
 "use strict";
 
 const IDLE_MESSAGE =
   'No check in this tab yet. Select text on the page and choose "Fact-check selection", or paste a text below.';
 
+// Bidirectional controls: ALM (U+061C), LRM and RLM (U+200E, U+200F), the embeddings and overrides
+// (U+202A to U+202E) and the isolates (U+2066 to U+2069). "\u202Egnp.exe" shows as "exe.png": a title
+// or a claim holding them could read otherwise than it is.
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** Untrusted text as it may be shown: a string, without bidirectional controls. */
+function plain(text) {
+  return String(text).replace(BIDI_CONTROLS, "");
+}
+
+/**
+ * An element holding text. The text loses its bidirectional controls, and the element takes its direction
+ * from its own text (dir="auto"), so a right-to-left title neither runs into nor reorders what follows it.
+ */
 function element(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
-  if (text !== undefined && text !== null) node.textContent = String(text);
+  if (text !== undefined && text !== null) {
+    node.textContent = plain(text);
+    node.dir = "auto";
+  }
   return node;
 }
 
@@ -85,16 +103,17 @@ function passageBlock(found) {
   const quote = element("blockquote", "passage-text");
   const text = found.evidence.text;
   if (found.at < 0) {
-    quote.textContent = clip(text, 320);
+    quote.textContent = plain(clip(text, 320));
   } else {
     const from = Math.max(0, found.at - 160);
     const to = Math.min(text.length, found.at + found.length + 160);
     quote.append(
-      `${from > 0 ? "…" : ""}${text.slice(from, found.at)}`,
+      plain(`${from > 0 ? "…" : ""}${text.slice(from, found.at)}`),
       element("mark", "quote", text.slice(found.at, found.at + found.length)),
-      `${text.slice(found.at + found.length, to)}${to < text.length ? "…" : ""}`,
+      plain(`${text.slice(found.at + found.length, to)}${to < text.length ? "…" : ""}`),
     );
   }
+  quote.dir = "auto";
   box.append(source, quote);
   return box;
 }
@@ -133,7 +152,7 @@ function judgmentItem(judgment) {
   const item = element("li", "judgment");
   item.dataset.verdict = abstained ? "abstained" : String(judgment.factuality);
   const said = abstained ? "abstained" : `${judgment.factuality ? "true" : "false"} (${formatScore(judgment.confidence)})`;
-  item.append(element("span", "agent", judgment.agent), document.createTextNode(`: ${said}`));
+  item.append(element("span", "agent", judgment.agent), document.createTextNode(`: ${said}`)); // our words and a number
   if (judgment.rationale) item.append(element("span", "rationale", judgment.rationale));
   if (judgment.error) item.append(element("span", "error", judgment.error));
   const deciding = decidingPassage(judgment);
@@ -146,14 +165,17 @@ function judgmentItem(judgment) {
 function claimItem(claim) {
   const item = element("li", "claim");
   item.dataset.claimId = claim.id;
-  const weak = !claim.pending && isWeak(claim.score);
+  // A claim is "…" while it is being checked, NOT CHECKED when the check stopped before its verdict.
+  const judged = !claim.pending && !claim.unchecked;
+  const weak = judged && isWeak(claim.score);
   item.dataset.weak = String(weak);
   const head = element("div", "claim-head");
-  const label = element("span", "label", claim.pending ? "…" : claim.label);
-  label.dataset.label = claim.pending ? "" : claim.label;
+  const shown = claim.pending ? "…" : claim.unchecked ? "NOT CHECKED" : claim.label;
+  const label = element("span", "label", shown);
+  label.dataset.label = claim.pending ? "" : shown;
   label.dataset.weak = String(weak);
   head.append(label, element("span", "claim-text", claim.text));
-  if (!claim.pending) head.append(element("span", "score", formatScore(claim.score)));
+  if (judged) head.append(element("span", "score", formatScore(claim.score)));
   if (weak) head.append(element("span", "strength", "weak"));
   item.append(head);
   if (claim.time && typeof claim.time === "object") item.append(element("div", "claim-time", `Speaks of ${timeSpan(claim.time)}`));
@@ -207,7 +229,7 @@ function collectNotes(state) {
 function describe(state) {
   const excerpt = `“${clip(String(state.text ?? "").replace(/\s+/g, " ").trim(), 90)}”`;
   if (state.kind === "text") return ["Pasted text", excerpt];
-  let where = "Selection";
+  let where = state.frameId ? "Selection in a frame" : "Selection";
   if (state.title) where += ` on “${clip(state.title, 60)}”`;
   try {
     if (state.url) where += ` (${new URL(state.url).host || state.url})`;
@@ -217,28 +239,93 @@ function describe(state) {
   return [where, excerpt];
 }
 
+// The compose rule in words (composeLabel in api.js), for the legend.
+const COMPOSE_RULE =
+  "TRUE when every verified claim is TRUE, FALSE when every one is FALSE, PARTLY TRUE when some are TRUE and some FALSE; " +
+  "UNVERIFIED claims are left out (none verified: UNVERIFIED).";
+
+/** The rule the server labelled a text by, in words: "the “threshold” rule". */
+function ruleName(shown) {
+  return shown.rule ? `the “${plain(shown.rule)}” rule` : "a rule it did not name (an older server)";
+}
+
+/** How this text's label was composed, in words: by the server's compose rule, or here, and why. */
+function compositionText(shown) {
+  if (!shown) return `A text's label is composed from its claims' labels: ${COMPOSE_RULE}`;
+  if (!shown.composedHere) return `This text's label was composed by the server's “compose” rule from its claims' labels: ${COMPOSE_RULE}`;
+  return (
+    `This text's label was composed here from its claims' labels: ${COMPOSE_RULE} The server labelled it ` +
+    `${plain(shown.serverLabel ?? "nothing")} by ${ruleName(shown)}, which is not shown: another rule can contradict ` +
+    "the claims (thresholding the mean score can call a text of FALSE claims TRUE)."
+  );
+}
+
+// What the docs advise for web pages (docs/extension.md, "Which server for web pages").
+const WEB_ADVICE = "For general web pages, run the server with --profile wiki (keyless) or --profile paper (with keys).";
+
+/** A corpus as a reader should see it: its name, or a file's name for a path on the server. */
+function corpusName(corpus) {
+  const name = String(corpus);
+  return /^(\/|[A-Za-z]:\\)/.test(name) ? name.split(/[\\/]/).filter(Boolean).pop() ?? name : name;
+}
+
+/**
+ * Who judged, from the verdict's judged_by ({profile, agents: [{name, source, verifier, corpus, domain}],
+ * caution}): "Judged by: offline profile, corpus SciFact abstracts (…)", an agent with no corpus by its
+ * source and verifier ("wikipedia (nli)"). Null when the server does not say (an older server).
+ */
+function judgedByText(judgedBy) {
+  if (!judgedBy || typeof judgedBy !== "object") return null;
+  const agents = (Array.isArray(judgedBy.agents) ? judgedBy.agents : []).map((agent) =>
+    agent?.corpus
+      ? `corpus ${corpusName(agent.corpus)}`
+      : [agent?.source || agent?.name, agent?.verifier && `(${agent.verifier})`].filter(Boolean).join(" "),
+  );
+  const parts = [judgedBy.profile ? `${judgedBy.profile} profile` : null, ...new Set(agents.filter(Boolean))].filter(Boolean);
+  return parts.length ? `Judged by: ${parts.join(", ")}` : null;
+}
+
 /** Show a check state (see background.js runCheck) in the popup's elements. */
 function renderState(state, nodes) {
   const verdict = state?.verdict;
-  nodes.label.textContent = verdict ? verdict.label : "–";
-  nodes.label.dataset.label = verdict ? verdict.label : "";
-  const weak = Boolean(verdict) && ["TRUE", "FALSE"].includes(verdict.label) && isWeak(verdict.score);
+  const shown = verdict ? textLabel(verdict) : null;
+  nodes.label.textContent = shown ? plain(shown.label) : "–";
+  nodes.label.dataset.label = shown ? shown.label : "";
+  // A TRUE or FALSE text is weak when one of its verified claims is: the text is as sure as its least sure claim.
+  const weakClaim = (verdict?.claims ?? []).some((claim) => typeof claim.score === "number" && isWeak(claim.score));
+  const weak = Boolean(shown) && ["TRUE", "FALSE"].includes(shown.label) && weakClaim;
   nodes.label.dataset.weak = String(weak);
   nodes.score.textContent = verdict ? `score ${formatScore(verdict.score)}` : "";
   nodes.strength.textContent = weak ? "weak" : "";
+  // The server's label, when it differs from the one shown, is said, with the rule that gave it.
+  const overruled = Boolean(shown?.composedHere) && shown.serverLabel !== shown.label;
+  nodes.labelRule.hidden = !overruled;
+  nodes.labelRule.textContent = overruled
+    ? `Composed here from the claims' labels: the server said ${plain(shown.serverLabel ?? "nothing")} by ${ruleName(shown)}.`
+    : "";
+  nodes.composition.textContent = compositionText(shown);
+  const judged = judgedByText(verdict?.judged_by);
+  nodes.judged.hidden = !judged;
+  nodes.judged.textContent = judged ? plain(judged) : "";
+  // The server's caution (a corpus of one domain), with the docs' advice when it does not give it.
+  const caution = verdict?.judged_by?.caution;
+  nodes.caution.hidden = !caution;
+  nodes.caution.textContent = caution ? plain(/--profile wiki/.test(caution) ? caution : `${caution} ${WEB_ADVICE}`) : "";
   nodes.claims.replaceChildren(...(state?.claims ?? []).map(claimItem));
   nodes.status.dataset.state = state?.status ?? "idle";
   const notes = collectNotes(state);
   nodes.notes.hidden = notes.length === 0;
   nodes.notesList.replaceChildren(...notes.map((note) => element("li", null, note)));
   nodes.context.hidden = !state;
+  // After an error, the same text can be checked again (a server back up, a key fixed).
+  nodes.retry.hidden = !(state?.status === "error" && String(state.text ?? "").trim());
   if (!state) {
     nodes.status.textContent = IDLE_MESSAGE;
     return;
   }
   const [where, excerpt] = describe(state);
   nodes.context.replaceChildren(element("span", "where", where), element("span", "excerpt", excerpt));
-  if (state.status === "error") nodes.status.textContent = `Error: ${state.error}`;
+  if (state.status === "error") nodes.status.textContent = `Error: ${plain(state.error)}`;
   else if (state.status === "checking") {
     const done = state.claims.filter((claim) => !claim.pending).length;
     nodes.status.textContent = state.claims.length ? `Checking… ${done} of ${state.claims.length} claims done` : "Checking…";

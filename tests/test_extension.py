@@ -18,7 +18,7 @@ import socket
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 KEY = "extension-test-key-0123"
 MAX_TEXT_CHARS = 1500
+BADGES = {"TRUE": "T", "FALSE": "F", "PARTLY TRUE": "PT", "UNVERIFIED": "?"}  # the toolbar badge of a text's label
 # Read at import: the test session sets every FACTCHECK_* variable aside before the tests run (conftest.py).
 REQUIRE_BROWSER = bool(os.environ.get("FACTCHECK_REQUIRE_BROWSER"))
 ARTIFACTS = os.environ.get("FACTCHECK_ARTIFACTS")
@@ -75,6 +76,38 @@ PAGES = {
     "a.html": page("Page A", '<p id="text">Apples grow on trees.</p>'),
     "b.html": page("Page B", '<p id="text">Bananas are not berries. Cherries are red.</p>'),
     "long.html": page("Long", '<p id="text">' + "Statins lower LDL cholesterol. " * 60 + "</p>"),
+    # Text hidden as news pages hide it, each way once, among text that shows (a gradient heading's glyphs
+    # are transparent over a background clipped to them; a scrolling box's far end can be scrolled to),
+    # and a web component: its open shadow root's text and the text slotted into it show, its unslotted
+    # children do not. The off-screen sentence leaves its full stop visible, as on the page where it was met.
+    "hidden.html": page(
+        "Hidden text",
+        '<div id="news"><h2 style="background:linear-gradient(90deg,#c92a2a,#1971c2);-webkit-background-clip:text;'
+        'background-clip:text;color:transparent">Gradient headings are shown.</h2>'
+        '<p>Sunlight helps the body make vitamin D.<span style="position:absolute;left:-9999px"> Vitamin D cures'
+        " cancer</span>.</p>"
+        '<p style="text-indent:-9999px">Indented text is hidden.</p>'
+        '<div style="max-height:0;overflow:hidden"><p>Accordion text is hidden.</p></div>'
+        '<p style="font-size:0">Zero size text is hidden.</p>'
+        '<p style="clip-path:inset(100%)">Clipped text is hidden.</p>'
+        '<p style="transform:scale(0)">Scaled text is hidden.</p>'
+        '<p style="color:transparent">Transparent text is hidden.</p>'
+        '<div style="height:1.4em;overflow:auto"><p style="margin:0">Scrolled text is shown.</p>'
+        '<p style="margin:0">Text to scroll to is shown.</p></div>'
+        '<div id="card"><span slot="note">Slotted text is shown.</span><span>Unslotted text is hidden.</span></div>'
+        "<p>Last text is shown.</p></div>"
+        "<script>document.getElementById('card').attachShadow({mode: 'open'}).innerHTML ="
+        " '<p>Shadow text is shown.</p><p><slot name=\"note\"></slot></p>'"
+        " + '<p style=\"font-size:0\">Shadow text can be hidden too.</p>';</script>",
+    ),
+    # A page with an iframe of the same site: a selection may be in either.
+    "framed.html": page(
+        "Framed",
+        '<p id="top">Top text is older.</p><iframe id="frame" src="frame.html" width="440" height="90"></iframe>',
+    ),
+    "frame.html": page("Frame", '<p id="inner">Frame text is checked. Frame text is not ignored.</p>'),
+    # Fifty claims, for a server that dies after the fourth.
+    "fifty.html": page("Fifty", '<p id="text">' + " ".join(f"Claim {n} is numbered." for n in range(1, 51)) + "</p>"),
 }
 # A second corpus with URLs: it contradicts the SciFact abstracts on statins, so that claim is weak.
 NEWS = [
@@ -128,12 +161,25 @@ def serve_folder(folder: Path) -> tuple[ThreadingHTTPServer, str]:
     return httpd, f"http://127.0.0.1:{httpd.server_address[1]}"
 
 
+def compose(claims: list[dict[str, Any]]) -> str:
+    """The text label by the server's default rule, ``compose``: TRUE if every verified claim is TRUE,
+    FALSE if every one is FALSE, PARTLY TRUE otherwise; claims with no score are left out."""
+    labels = {c["label"] for c in claims if c["score"] is not None}
+    if not labels:
+        return "UNVERIFIED"
+    return labels.pop() if len(labels) == 1 and labels <= {"TRUE", "FALSE"} else "PARTLY TRUE"
+
+
 class FakeServer:
     """A stand-in for /v1/check/stream: one claim per sentence, labelled by its words, with notes on demand.
 
-    A sentence with "not" is FALSE (0.10), one with "maybe" a weak TRUE (0.60), others TRUE (0.90). A
-    check whose text contains a key of ``hold`` sends ``claims`` and its first ``claim``, then waits
-    for that event. ``notes`` go into the verdict (top level and usage); ``claim_notes`` into each claim.
+    A sentence with "not" is FALSE (0.10), one with "maybe" a weak TRUE (0.60), others TRUE (0.90); the
+    text is labelled as the real server does by default (``compose``, its score the mean). A check whose
+    text contains a key of ``hold`` sends ``claims`` and its first ``claim``, then waits for that event;
+    one containing a key of ``kill`` (``(n, event)``) sends ``n`` ``claim`` events, waits for the event,
+    then closes the connection, its chunked body unfinished, as when the server is killed. ``notes`` go
+    into the verdict (top level and usage); ``claim_notes`` into each claim; ``verdict_extra`` is laid
+    over the verdict (another rule's label, a ``judged_by``).
     """
 
     SENTENCE = re.compile(r"[^\s.!?](?:[^.!?\n]|\n(?!\n))*[.!?]")
@@ -144,10 +190,12 @@ class FakeServer:
         self.notes: list[Any] = []
         self.claim_notes: list[Any] = []
         self.claim_extra: dict[str, Any] = {}  # fields laid over every claim (a time, dated evidence)
+        self.verdict_extra: dict[str, Any] = {}
+        self.kill: dict[str, tuple[int, threading.Event]] = {}
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.0"
+            protocol_version = "HTTP/1.1"  # a chunked body, as the real server's
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
@@ -157,24 +205,32 @@ class FakeServer:
                 fake.texts.append(text)
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.send_header("Connection", "close")
                 self.end_headers()
                 claims = fake.claims(text)
                 self.event("claims", {"claims": [{k: c[k] for k in ("id", "text", "span", "queries")} for c in claims]})
                 gate = next((event for key, event in fake.hold.items() if key in text), None)
+                kill, killed = next((after for key, after in fake.kill.items() if key in text), (None, None))
                 for index, claim in enumerate(claims):
                     if index == 1 and gate is not None:
                         gate.wait(30)
+                    if index == kill and killed is not None:  # as a killed server's: closed, the body cut short
+                        killed.wait(30)
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                        return
                     self.event("claim", {"index": index, "claim": claim})
                 scores = [c["score"] for c in claims]
                 score = sum(scores) / len(scores) if scores else None
-                label = "UNVERIFIED" if score is None else "TRUE" if score > 0.67 else "FALSE" if score < 0.33 else ""
-                label = label or "PARTLY TRUE"
-                usage = {"notes": list(fake.notes)}
-                verdict = {"schema": "factcheck/1", "text": text, "label": label, "score": score, "claims": claims}
-                self.event("verdict", {**verdict, "usage": usage, "notes": list(fake.notes), "partial": False})
+                verdict = {"schema": "factcheck/1", "text": text, "label": compose(claims), "labels": "compose"}
+                verdict |= {"score": score, "claims": claims, "usage": {"notes": list(fake.notes)}}
+                verdict |= {"notes": list(fake.notes), "partial": False, **fake.verdict_extra}
+                self.event("verdict", verdict)
+                self.wfile.write(b"0\r\n\r\n")  # the last chunk
 
             def event(self, name: str, data: dict[str, Any]) -> None:
-                self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+                chunk = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+                self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
                 self.wfile.flush()
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -252,9 +308,13 @@ class Extension:
         assert tab, url
         return handle, tab[-1]
 
-    def select(self, handle: str, element_id: str | None) -> str:
-        """Select an element's contents (None: clear the selection); the browser's own selection string."""
+    def select(self, handle: str, element_id: str | None, frame: str | None = None) -> str:
+        """Select an element's contents (None: clear the selection), in the iframe of id ``frame`` if given,
+        which then has the focus, as after a reader's click in it; the browser's own selection string."""
         self.browser.switch_to.window(handle)
+        if frame is not None:
+            self.browser.execute_script("document.getElementById(arguments[0]).focus()", frame)
+            self.browser.switch_to.frame(frame)
         return str(
             self.browser.execute_script(
                 """
@@ -269,28 +329,46 @@ class Extension:
             )
         )
 
-    def check_selection(self, tab: int) -> dict[str, Any]:
-        """What the menu does: the answer comes once the selection is captured ({checkId, text})."""
-        answer = self.call("return await chrome.runtime.sendMessage({type: 'check-selection', tabId: args[0]});", tab)
+    def check_selection(self, tab: int, frame_id: int | None = None) -> dict[str, Any]:
+        """Check the tab's selection: the answer comes once it is captured ({checkId, text, frameId}). With
+        ``frame_id``, what the menu does when opened in that frame (0: the page); without, the popup's
+        button, which finds the frame holding the selection."""
+        answer = self.call(
+            "return await chrome.runtime.sendMessage({type: 'check-selection', tabId: args[0], frameId: args[1]});",
+            tab,
+            frame_id,
+        )
         assert "checkId" in answer, answer
         return dict(answer)
 
+    def frame_id(self, tab: int, path: str) -> int:
+        """The extension's id of the tab's frame whose URL ends with ``path``."""
+        found = self.call(
+            "return (await chrome.scripting.executeScript({target: {tabId: args[0], allFrames: true},"
+            " func: () => location.pathname})).map((frame) => [frame.frameId, frame.result]);",
+            tab,
+        )
+        (frame,) = [frame for frame, location in found if location.endswith(path)]
+        return int(frame)
+
     def state(self, tab: int) -> Any:
         return self.call(
-            "const key = `check:tab:${args[0]}`; return (await chrome.storage.session.get(key))[key];", tab
+            "const key = `check:tab:${args[0]}`; return (await chrome.storage.session.get(key))[key] ?? null;", tab
         )
 
     def wait_state(self, tab: int, status: tuple[str, ...] = ("done", "error"), check_id: str | None = None) -> Any:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            state = self.state(tab)
-            if state and state["status"] in status and (check_id is None or state["checkId"] == check_id):
-                return state
-            time.sleep(0.1)
-        raise AssertionError(f"tab {tab} never reached {status}: {self.state(tab)}")
+        return wait_until(
+            lambda: self.state(tab),
+            lambda state: state and state["status"] in status and (check_id is None or state["checkId"] == check_id),
+            f"tab {tab} reaching {status}",
+        )
 
     def badge(self, tab: int) -> str:
         return str(self.call("return await chrome.action.getBadgeText({tabId: args[0]});", tab))
+
+    def wait_badge(self, tab: int, text: str) -> str:
+        """The badge once it reads ``text``: it is set a moment after the state that it shows is saved."""
+        return str(wait_until(lambda: self.badge(tab), lambda badge: badge == text, f"tab {tab}'s badge {text!r}"))
 
     def popup(self, tab: int) -> dict[str, Any]:
         """Open the popup as a page about a tab, wait for it to render, and read it."""
@@ -299,6 +377,18 @@ class Extension:
         self.browser.get(f"chrome-extension://{self.id}/popup.html?tab={tab}")
         wait_for(self.browser, "document.body.dataset.ready")
         return popup_view(self.browser)
+
+
+def wait_until(probe: Callable[[], Any], done: Callable[[Any], Any], what: str, timeout: float = 60) -> Any:
+    """Poll ``probe()`` until ``done`` says its value is the awaited state (not merely the first value); that value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if done(value):
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}: last {value!r}")
+        time.sleep(0.05)
 
 
 def wait_for(browser: Any, script: str, timeout: float = 60) -> Any:
@@ -317,6 +407,7 @@ def popup_view(browser: Any) -> dict[str, Any]:
     view: dict[str, Any] = browser.execute_script(
         """
         const text = (root, selector) => root.querySelector(selector)?.textContent ?? null;
+        const shown = (id) => document.getElementById(id)?.hidden === false ? text(document, `#${id}`) : null;
         return {
           label: text(document, '#label'),
           score: text(document, '#score'),
@@ -326,6 +417,11 @@ def popup_view(browser: Any) -> dict[str, Any]:
           context: document.getElementById('context').hidden ? null : text(document, '#context'),
           notes: [...document.querySelectorAll('#notes:not([hidden]) li')].map((li) => li.textContent),
           legend: {open: document.getElementById('legend').open, text: text(document, '#legend')},
+          composition: text(document, '#composition'),
+          labelRule: shown('label-rule'),
+          judged: shown('judged'),
+          caution: shown('caution'),
+          retry: document.getElementById('retry')?.hidden === false,
           claims: [...document.querySelectorAll('#claims > li.claim')].map((claim) => ({
             label: text(claim, '.claim-head .label'),
             text: text(claim, '.claim-text'),
@@ -351,21 +447,43 @@ def popup_view(browser: Any) -> dict[str, Any]:
     return view
 
 
-MARKS = """(() => {
-    const byClaim = {};
-    for (const mark of document.querySelectorAll('mark.factcheck-claim')) {
-        const key = `${mark.dataset.check} ${mark.dataset.claimId}`;
-        byClaim[key] ??= {text: '', classes: mark.className, label: mark.dataset.label};
+# Every mark in the document and in its open shadow roots, in tree order (ALL_MARKS: an expression).
+ALL_MARKS = """(function all(root) {
+    return [...root.querySelectorAll('mark.factcheck-claim, *')].flatMap((node) =>
+        node.localName === 'mark' && node.classList.contains('factcheck-claim') ? [node]
+        : node.shadowRoot ? all(node.shadowRoot) : []);
+})(document)"""
+MARKS = f"""(() => {{
+    const byClaim = {{}};
+    for (const mark of {ALL_MARKS}) {{
+        const key = `${{mark.dataset.check}} ${{mark.dataset.claimId}}`;
+        byClaim[key] ??= {{text: '', classes: mark.className, label: mark.dataset.label}};
         byClaim[key].text += mark.textContent;
-    }
+    }}
     return byClaim;
-})()"""
+}})()"""
 
 
-def marks(browser: Any, handle: str) -> dict[str, dict[str, str]]:
-    """Each highlighted claim ("<check id> <claim id>"): its marked text, its first mark's classes and label."""
+def marks(browser: Any, handle: str, frame: str | None = None) -> dict[str, dict[str, str]]:
+    """Each highlighted claim ("<check id> <claim id>"): its marked text, its first mark's classes and label;
+    in the iframe of id ``frame`` if given."""
     browser.switch_to.window(handle)
+    if frame is not None:
+        browser.switch_to.frame(frame)
     return dict(browser.execute_script(f"return {MARKS}"))
+
+
+def settled_marks(browser: Any, handle: str, state: dict[str, Any], frame: str | None = None) -> dict[str, Any]:
+    """The marks once the page shows the state's claims (each marked claim with the label it has in the
+    state): the page is told a moment before the state is saved, and may show it a moment after."""
+    labels = {c["id"]: "" if c.get("pending") or c.get("unchecked") else c["label"] for c in state["claims"]}
+
+    def settled(found: dict[str, dict[str, str]]) -> bool:
+        shown = {key.split()[1]: m["label"] for key, m in found.items() if key.split()[0] == state["checkId"]}
+        every_verdict_marked = all(claim in shown for claim, label in labels.items() if label)
+        return every_verdict_marked and all(labels.get(claim) == label for claim, label in shown.items())
+
+    return dict(wait_until(lambda: marks(browser, handle, frame), settled, f"the marks of {state['checkId']}"))
 
 
 def squash(text: str) -> str:
@@ -446,7 +564,7 @@ def server(ext: Extension, tmp_path_factory: pytest.TempPathFactory) -> Iterator
 def fake() -> Iterator[FakeServer]:
     server = FakeServer()
     yield server
-    for gate in server.hold.values():
+    for gate in [*server.hold.values(), *(killed for _, killed in server.kill.values())]:
         gate.set()
     server.httpd.shutdown()
     server.httpd.server_close()
@@ -468,8 +586,16 @@ def test_a_checked_selection_shows_verdict_legend_evidence_and_highlights(
     wait_for(browser, "document.getElementById('server').value")
     browser.execute_script("document.getElementById('server').value = arguments[0]", server)
     browser.find_element("id", "apiKey").send_keys(KEY)
+    # The save's storage as slow as on a loaded machine (this once): "Saving…" shows first, for a while.
+    # Wait for the status to settle, then read it (the first value read was once "Saving…").
+    browser.execute_script(
+        "const storage = chrome.storage.local; const set = storage.set;"
+        "storage.set = (items) => { storage.set = set;"
+        " return new Promise((done) => setTimeout(done, 300)).then(() => set.call(storage, items)); };"
+    )
     browser.find_element("id", "save").click()
-    assert wait_for(browser, "document.getElementById('status').textContent") == "Saved."
+    status = "document.getElementById('status')"
+    assert wait_for(browser, f"{status}.dataset.state !== 'busy' && {status}.textContent") == "Saved."
 
     article, tab = ext.open(f"{pages}/article.html")
     text = ext.select(article, "article")
@@ -480,11 +606,24 @@ def test_a_checked_selection_shows_verdict_legend_evidence_and_highlights(
     assert started["text"] == text
     state = ext.wait_state(tab)
     assert state["status"] == "done", state["error"]
-    assert ext.badge(tab) == {"TRUE": "T", "FALSE": "F", "PARTLY TRUE": "PT", "UNVERIFIED": "?"}[expected["label"]]
+    # The text's label is composed from its claims' (the server's default rule; the extension composes
+    # it for a server that labels by another rule).
+    label = compose(expected["claims"])
+    if expected.get("labels") == "compose":
+        assert expected["label"] == label
+    ext.wait_badge(tab, BADGES[label])
 
     view = ext.popup(tab)
-    assert view["label"] == expected["label"]
+    assert view["label"] == label
     assert view["score"] == f"score {expected['score']:.2f}"
+    assert "label was composed" in view["composition"]
+    if expected.get("judged_by"):  # a server that says who judged (older ones do not)
+        # The offline profile's SciFact abstracts, and the news corpus by its file name, not the server's path.
+        assert view["judged"].startswith("Judged by: offline profile, corpus SciFact abstracts")
+        assert view["judged"].endswith(", corpus news.jsonl")
+        # Its caution (SciFact is biomedical only), with the docs' advice for web pages.
+        assert view["caution"].startswith(expected["judged_by"]["caution"])
+        assert "--profile wiki" in view["caution"]
     assert view["status"] == "4 claims checked", view["status"]
     assert view["context"].startswith("Selection on “An article” (127.0.0.1:")  # which page the result is of
     assert "“Statins lower LDL cholesterol. Smoking" in view["context"]
@@ -537,7 +676,7 @@ def test_a_checked_selection_shows_verdict_legend_evidence_and_highlights(
 
     # The claims are highlighted on the page by their spans, across the <b> element, with an icon
     # (a non-colour cue) on each claim's first mark; the page's text is unchanged.
-    found = marks(browser, article)
+    found = settled_marks(browser, article, state)
     assert {key.split()[1]: m["text"] for key, m in found.items()} == {c["id"]: c["text"] for c in expected["claims"]}
     for claim, is_weak in zip(expected["claims"], weak, strict=True):
         (shown,) = [m for key, m in found.items() if key.endswith(f" {claim['id']}")]
@@ -586,7 +725,7 @@ def test_only_rendered_text_is_checked_with_block_breaks_and_never_marked_inside
     state = ext.wait_state(tab)
     assert state["status"] == "done"
     assert fake.texts[-1] == visible
-    found = marks(ext.browser, handle)
+    found = settled_marks(ext.browser, handle, state)
     claims = {c["id"]: c["text"] for c in state["verdict"]["claims"]}
     assert len(claims) == 6
     assert {key.split()[1]: squash(m["text"]) for key, m in found.items()} == {k: squash(v) for k, v in claims.items()}
@@ -616,11 +755,11 @@ def test_claims_are_marked_as_their_events_arrive_with_a_badge_while_checking(
     assert found[f"{check} c1"]["label"] == "TRUE" and "factcheck-pending" not in found[f"{check} c1"]["classes"]
     assert "factcheck-pending" in found[f"{check} c2"]["classes"]
     assert ext.state(tab)["status"] == "checking"
-    assert ext.badge(tab) == "1/2"
+    ext.wait_badge(tab, "1/2")  # set just after the page is told
     gate.set()
-    ext.wait_state(tab)
-    assert ext.badge(tab) == "PT"
-    found = marks(ext.browser, handle)
+    state = ext.wait_state(tab)
+    ext.wait_badge(tab, "PT")
+    found = settled_marks(ext.browser, handle, state)
     assert found[f"{check} c2"]["label"] == "FALSE" and "factcheck-pending" not in found[f"{check} c2"]["classes"]
 
 
@@ -640,12 +779,11 @@ def test_two_overlapping_checks_each_mark_their_own_text_and_a_recheck_never_nes
     )
     ext.wait_state(tab, check_id=second["checkId"])
     gate.set()
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        found = marks(ext.browser, handle)
-        if found.get(f"{first['checkId']} c2", {}).get("label"):
-            break
-        time.sleep(0.1)
+    found = wait_until(
+        lambda: marks(ext.browser, handle),
+        lambda found: all(found.get(f"{check['checkId']} c2", {}).get("label") for check in (first, second)),
+        "both checks' second claims labelled on the page",
+    )
     assert {key: m["text"] for key, m in found.items()} == {
         f"{first['checkId']} c1": "Alpha is first.",
         f"{first['checkId']} c2": "Beta is maybe second.",
@@ -664,8 +802,7 @@ def test_two_overlapping_checks_each_mark_their_own_text_and_a_recheck_never_nes
     ext.select(handle, "both")
     third = ext.check_selection(tab)
     assert third["text"] == f"{first['text']}\n\n{second['text']}"
-    ext.wait_state(tab, check_id=third["checkId"])
-    found = marks(ext.browser, handle)
+    found = settled_marks(ext.browser, handle, ext.wait_state(tab, check_id=third["checkId"]))
     assert {key: m["text"] for key, m in found.items()} == {
         f"{third['checkId']} c{n}": sentence
         for n, sentence in enumerate(
@@ -694,7 +831,7 @@ def test_results_are_kept_per_tab_and_say_which_page_they_belong_to(
     assert view_a["context"].startswith("Selection on “Page A”")
     assert [c["text"] for c in view_b["claims"]] == ["Bananas are not berries.", "Cherries are red."]
     assert view_b["context"].startswith("Selection on “Page B”")
-    assert (ext.badge(tab_a), ext.badge(tab_b)) == ("T", "PT")
+    assert (ext.wait_badge(tab_a, "T"), ext.wait_badge(tab_b, "PT")) == ("T", "PT")
     assert view_c["claims"] == [] and view_c["status"].startswith("No check in this tab yet")
     assert ext.badge(tab_c) == ""
 
@@ -767,7 +904,7 @@ def test_badge_and_a_visible_error_on_each_error(ext: Extension, server: str, pa
         state = ext.wait_state(tab, check_id=check)
         assert state["status"] == "error", case
         assert message in state["error"], (case, state["error"])
-        assert ext.badge(tab) == "!", case
+        ext.wait_badge(tab, "!")
         title = ext.call("return await chrome.action.getTitle({tabId: args[0]});", tab)
         assert title == f"factcheck: error: {state['error']}", case
         view = ext.popup(tab)
@@ -794,12 +931,13 @@ def test_test_connection_tests_what_is_typed_and_a_failed_save_clears_the_status
         browser.execute_script(
             "document.getElementById('server').value = arguments[0];"
             "document.getElementById('apiKey').value = arguments[1];"
-            "document.getElementById('status').textContent = '';",
+            "document.getElementById('status').textContent = '';"
+            "delete document.getElementById('status').dataset.state;",
             url,
             key,
         )
         browser.find_element("id", "test").click()
-        return str(wait_for(browser, f"!{status}.startsWith('Testing') && {status}"))
+        return str(wait_for(browser, f"document.getElementById('status').dataset.state !== 'busy' && {status}"))
 
     assert test_typed(server, KEY) == "Connected: default profile offline. (these settings are not saved yet)"
     assert test_typed(server, "wrong-key").startswith("Not connected: the server answered 401")
@@ -869,3 +1007,253 @@ def test_popup_renders_untrusted_evidence_as_text(ext: Extension) -> None:
     assert hostile in browser.execute_script("return document.querySelector('.evidence').textContent")
     assert hostile in view["notes"][0] and hostile in view["context"]
     assert browser.title != "owned"
+
+
+# Whether a mark shows text a reader can see: a letter or digit, in a box of some area that the page lays out.
+MARK_SEEN = f"""return {ALL_MARKS}.map((mark) => ({{
+    text: mark.textContent,
+    letters: /[\\p{{L}}\\p{{N}}]/u.test(mark.textContent),
+    area: [...mark.getClientRects()].some((r) => r.width > 0 && r.height > 0 && r.right > 0 && r.bottom > 0),
+    shadow: mark.getRootNode() instanceof ShadowRoot,
+    background: getComputedStyle(mark).backgroundColor,
+    icon: getComputedStyle(mark, '::before').content,
+}}))"""
+
+
+def test_text_the_reader_cannot_see_is_left_out_and_shadow_root_text_is_checked_and_marked(
+    ext: Extension, fake: FakeServer, pages: str
+) -> None:
+    ext.use(fake.url)
+    handle, tab = ext.open(f"{pages}/hidden.html")
+    ext.select(handle, "news")
+    started = ext.check_selection(tab)
+    shown = [
+        "Gradient headings are shown.",
+        "Sunlight helps the body make vitamin D..",  # the off-screen sentence's full stop is on the page
+        "Scrolled text is shown.",
+        "Text to scroll to is shown.",
+        "Shadow text is shown.",
+        "Slotted text is shown.",
+        "Last text is shown.",
+    ]
+    assert started["text"] == "\n\n".join(shown)
+    state = ext.wait_state(tab)
+    claims = [c["text"] for c in state["claims"]]
+    assert claims == [sentence.rstrip(".") + "." for sentence in shown]  # the stray full stop is no claim
+    found = settled_marks(ext.browser, handle, state)
+    assert sorted(m["text"] for m in found.values()) == sorted(claims)
+    # Every mark holds words the reader sees (no stray "." or empty striped mark); those in the shadow
+    # root are styled as the page's, icon included.
+    seen = ext.browser.execute_script(MARK_SEEN)
+    assert all(mark["letters"] and mark["area"] for mark in seen), seen
+    assert {mark["background"] for mark in seen} == {"rgb(178, 242, 187)"}  # TRUE's green, in and out of the shadow
+    # (The slotted text is the page's own: its mark is in the document.)
+    assert [mark["text"] for mark in seen if mark["shadow"]] == ["Shadow text is shown."]
+    assert {mark["icon"] for mark in seen if mark["shadow"]} == {'"✓"'}
+    page_text = ext.browser.execute_script("return document.getElementById('news').textContent")
+    assert "Vitamin D cures cancer." in page_text  # the page's text is unchanged
+
+
+def test_a_selection_in_an_iframe_is_checked_and_marked_in_that_frame(
+    ext: Extension, fake: FakeServer, pages: str
+) -> None:
+    ext.use(fake.url)
+    handle, tab = ext.open(f"{pages}/framed.html")
+    frame = ext.frame_id(tab, "/frame.html")
+    inner = "Frame text is checked. Frame text is not ignored."
+    # Only the iframe holds a selection: the menu, opened in that frame, checks and marks it there.
+    assert ext.select(handle, "inner", frame="frame") == inner
+    menu = ext.check_selection(tab, frame)
+    assert (menu["text"], menu.get("frameId")) == (inner, frame)
+    state = ext.wait_state(tab, check_id=menu["checkId"])
+    assert state["status"] == "done", state["error"]
+    found = settled_marks(ext.browser, handle, state, frame="frame")
+    assert {m["text"]: m["label"] for m in found.values()} == {
+        "Frame text is checked.": "TRUE",
+        "Frame text is not ignored.": "FALSE",
+    }
+    assert ext.popup(tab)["context"].startswith("Selection in a frame on “Frame” (127.0.0.1:")
+
+    # The page keeps an older selection when the reader selects in the iframe: the popup's button checks
+    # the iframe's, which has the focus, and marks it there; nothing is marked in the page.
+    ext.select(handle, "top")
+    ext.select(handle, "inner", frame="frame")
+    button = ext.check_selection(tab)
+    assert (button["text"], button.get("frameId")) == (inner, frame)
+    state = ext.wait_state(tab, check_id=button["checkId"])
+    found = settled_marks(ext.browser, handle, state, frame="frame")
+    assert sorted(key.split()[0] for key in found) == [button["checkId"]] * 2  # the new marks replaced the old
+    assert marks(ext.browser, handle) == {}
+
+    # The iframe loads another page: its result, of a document that is gone, is cleared.
+    ext.browser.switch_to.window(handle)
+    ext.browser.execute_script("document.getElementById('frame').src = 'frame.html?next'")
+    wait_until(lambda: ext.state(tab), lambda state: state is None, "the frame's result cleared")
+
+
+def test_the_popup_and_badge_show_the_composed_label_how_it_was_composed_and_who_judged(
+    ext: Extension, fake: FakeServer, pages: str
+) -> None:
+    ext.use(fake.url)
+    _, tab = ext.open(f"{pages}/a.html?label")
+    caution = (
+        "Judged only against SciFact abstracts (5,183 biomedical research abstracts): a claim outside biomedicine"
+        " gets a verdict from unrelated passages or none; for general pages use --profile wiki (keyless) or"
+        " --profile paper (with keys)."
+    )
+    corpus = {"name": "corpus", "source": "corpus", "verifier": "nli", "domain": "biomedical"}
+    judged_by = {
+        "profile": "offline",
+        "agents": [{**corpus, "corpus": "SciFact abstracts (5,183 biomedical research abstracts)"}],
+        "caution": caution,
+    }
+    cases = [
+        # Three FALSE claims that a server thresholding the mean labelled "TRUE 0.68" (as the report saw).
+        (
+            "Salt is not sweet. Ice is not hot. Snow is not black.",
+            {"label": "TRUE", "labels": "threshold", "score": 0.68},
+        ),
+        # The server's own compose rule, one claim weak; a server that says who judged and warns.
+        ("Tea is maybe hot. Milk is white.", {"judged_by": judged_by}),
+        # An older server: no rule named, no judged_by.
+        ("Salt is salty. Sugar is not salty.", {"label": "TRUE", "labels": None}),
+    ]
+    views = []
+    for text, extra in cases:
+        fake.verdict_extra = extra
+        try:
+            ext.call(
+                "await chrome.runtime.sendMessage({type: 'check-text', text: args[0], tabId: args[1]});", text, tab
+            )
+            state = wait_until(
+                lambda: ext.state(tab), lambda s, text=text: s and s["text"] == text and s["status"] == "done", text
+            )
+        finally:
+            fake.verdict_extra = {}
+        views.append((ext.popup(tab), ext.wait_badge(tab, BADGES[compose(state["claims"])])))
+    (threshold, badge), (composed, _), (older, _) = views
+
+    assert (threshold["label"], threshold["strength"], badge) == ("FALSE", "", "F")  # never "TRUE 0.68 weak", "T"
+    assert [c["label"] for c in threshold["claims"]] == ["FALSE"] * 3
+    assert (
+        threshold["labelRule"] == "Composed here from the claims' labels: the server said TRUE by the “threshold” rule."
+    )
+    assert threshold["composition"].startswith("This text's label was composed here from its claims' labels: TRUE when")
+    assert threshold["judged"] is None and threshold["caution"] is None  # a server that does not say
+
+    # Weak: a TRUE text with a weak claim, by the server's compose rule, judged by the offline profile.
+    assert (composed["label"], composed["strength"], composed["labelRule"]) == ("TRUE", "weak", None)
+    assert composed["composition"].startswith("This text's label was composed by the server's “compose” rule")
+    assert (
+        composed["judged"]
+        == "Judged by: offline profile, corpus SciFact abstracts (5,183 biomedical research abstracts)"
+    )
+    assert composed["caution"] == caution and "--profile wiki" in composed["caution"]
+
+    assert (older["label"], older["strength"]) == ("PARTLY TRUE", "")
+    assert older["labelRule"] == (
+        "Composed here from the claims' labels: the server said TRUE by a rule it did not name (an older server)."
+    )
+
+
+def checked(state: dict[str, Any]) -> int:
+    """How many of a check's claims have their verdict."""
+    return sum(not claim.get("pending") and not claim.get("unchecked") for claim in state["claims"])
+
+
+def test_a_server_lost_mid_check_keeps_the_finished_claims_and_offers_a_retry(
+    ext: Extension, fake: FakeServer, pages: str
+) -> None:
+    ext.use(fake.url)
+    killed = threading.Event()
+    fake.kill["Claim 50 is"] = (4, killed)
+    try:
+        handle, tab = ext.open(f"{pages}/fifty.html")
+        ext.select(handle, "text")
+        check = ext.check_selection(tab)["checkId"]
+        # The server dies once the extension has the first four verdicts (not before it has read them).
+        wait_until(lambda: ext.state(tab), lambda state: state and checked(state) == 4, "four claims checked")
+        killed.set()
+        state = ext.wait_state(tab, check_id=check)
+    finally:
+        fake.kill.clear()
+    assert state["status"] == "error"
+    assert state["error"].startswith("the connection to the server was lost after 4 of 50 claims"), state["error"]
+    assert state["error"].endswith("the 4 checked are kept, the other 46 were not checked"), state["error"]
+    ext.wait_badge(tab, "!")
+    # The page keeps the four verdicts' marks; the others lose their "checking" marks.
+    found = wait_until(
+        lambda: marks(ext.browser, handle),
+        lambda found: not any("factcheck-pending" in m["classes"] for m in found.values()),
+        "no claim left marked as being checked",
+    )
+    assert sorted(found) == sorted(f"{check} c{n}" for n in range(1, 5))
+    view = ext.popup(tab)
+    assert view["status"] == f"Error: {state['error']}"
+    assert [c["label"] for c in view["claims"]] == ["TRUE"] * 4 + ["NOT CHECKED"] * 46  # never "…" forever
+    assert view["retry"]
+
+    # Retry, the server back: the same text, checked again and marked on the same capture.
+    ext.browser.find_element("id", "retry").click()
+    wait_for(ext.browser, "document.getElementById('status').textContent === '50 claims checked'")
+    assert not popup_view(ext.browser)["retry"]
+    assert fake.texts[-1] == fake.texts[-2]
+    found = settled_marks(ext.browser, handle, ext.wait_state(tab, ("done",)))
+    assert sorted(m["label"] for m in found.values()) == ["TRUE"] * 50
+    assert ext.browser.execute_script("return document.querySelectorAll('mark mark').length") == 0
+
+
+def test_a_tab_that_loads_another_page_no_longer_shows_the_old_result(
+    ext: Extension, fake: FakeServer, pages: str
+) -> None:
+    ext.use(fake.url)
+    handle, tab = ext.open(f"{pages}/a.html?navigate")
+    ext.select(handle, "text")
+    ext.check_selection(tab)
+    ext.wait_state(tab)
+    ext.wait_badge(tab, "T")
+    # A fragment is the same document: its marks are there, and so is its result.
+    ext.browser.switch_to.window(handle)
+    ext.browser.execute_script("location.hash = 'later'")
+    assert [c["text"] for c in ext.popup(tab)["claims"]] == ["Apples grow on trees."]
+    ext.browser.switch_to.window(handle)
+    ext.browser.get(f"{pages}/b.html")
+    wait_until(lambda: ext.state(tab), lambda state: state is None, "the old page's result cleared")
+    view = ext.popup(tab)
+    assert view["claims"] == [] and view["status"].startswith("No check in this tab yet")
+    assert ext.badge(tab) == ""
+
+
+def test_popup_shows_untrusted_text_without_bidirectional_controls(ext: Extension) -> None:
+    # U+202E makes "\u202egnp.exe" read "exe.png"; each control, in every kind of untrusted text.
+    controls = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+    spoof = "\u202egnp.exe"
+    evidence = {"source": "web", "title": spoof, "url": "https://example.org/a", "text": f"Said {controls}here."}
+    judgment = {"agent": f"web{controls}", "factuality": True, "confidence": 0.9, "rationale": f"see {spoof}"}
+    claim = {
+        "id": "c1",
+        "text": f"Open {spoof} now.",
+        "span": None,
+        "label": "TRUE",
+        "score": 0.9,
+        "notes": [f"note {spoof}"],
+        "judgments": [{**judgment, "error": None, "evidence": [evidence]}],
+    }
+    judged_by = {"profile": f"off{controls}line", "agents": [], "caution": f"careful {spoof}"}
+    verdict = {"label": "TRUE", "labels": "compose", "score": 0.9, "claims": [claim], "judged_by": judged_by}
+    state = {"status": "done", "kind": "selection", "text": spoof, "title": spoof, "url": None, "claims": [claim]}
+    state |= {"verdict": verdict, "error": None, "notes": [spoof]}
+    ext.call("await chrome.storage.session.set({'check:tab:999998': args[0]});", state)
+    view = ext.popup(999998)
+    shown = ext.browser.execute_script("return document.body.textContent")
+    assert not re.search(f"[{controls}]", shown)
+    assert view["claims"][0]["text"] == "Open gnp.exe now."
+    assert view["claims"][0]["evidence"] == ["gnp.exe"]
+    assert view["caution"].startswith("careful gnp.exe For general web pages")  # the docs' advice added
+    assert view["judged"] == "Judged by: offline profile"
+    assert ext.browser.execute_script("return document.querySelector('.rationale').textContent") == "see gnp.exe"
+    # Each untrusted string takes its direction from its own text, isolated from what is around it.
+    directions = ext.browser.execute_script(
+        "return [...document.querySelectorAll('.claim-text, .source-name, .rationale, #notes li')].map((e) => e.dir)"
+    )
+    assert directions and set(directions) == {"auto"}
