@@ -1,7 +1,7 @@
 """factcheck: evidence-based, multi-agent fact-checking.
 
     >>> import factcheck
-    >>> verdict = factcheck.check("Aspirin lowers the risk of heart attacks.")
+    >>> verdict = factcheck.check("Aspirin lowers the risk of colorectal cancer.")
     >>> verdict.label, verdict.score
 
 The public API is exactly what this module exports.
@@ -41,6 +41,8 @@ from factcheck.types import (
     ClaimVerdict,
     Evidence,
     Extraction,
+    JudgedBy,
+    JudgingAgent,
     Judgment,
     Label,
     SkippedSentence,
@@ -64,6 +66,8 @@ __all__ = [
     "Extraction",
     "FactcheckError",
     "InputError",
+    "JudgedBy",
+    "JudgingAgent",
     "Judgment",
     "LLMError",
     "Label",

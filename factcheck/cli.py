@@ -2,14 +2,17 @@
 
 Built-in commands register through the ``register_commands`` hook like any
 plugin's. Errors raised on purpose (:class:`FactcheckError`) print as one line
-and exit 1; ``FACTCHECK_RAISE_ERRORS=1`` shows the traceback instead.
+and exit 1; ``FACTCHECK_RAISE_ERRORS=1`` shows the traceback instead. Click's
+usage errors exit 2; ``check --fail-on`` adds 3, 4 and 5 (:data:`FAIL_STATUS`).
+Warnings of factcheck's own (a plugin refused) print as one ``warning: ...`` line.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,12 +21,13 @@ from rich.console import Console
 
 from factcheck.claimtime import reference_time
 from factcheck.errors import ConfigError, FactcheckError, InputError, raise_errors_requested
-from factcheck.jsonl import atomic_writer, read_records
+from factcheck.jsonl import atomic_writer, read_documents
 from factcheck.options import parse_option_pairs
 from factcheck.plugins.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from factcheck.pipeline import Checker
+    from factcheck.types import TextVerdict
 
 
 class FactcheckGroup(click.Group):
@@ -132,18 +136,30 @@ def options_flag(help_text: str) -> Callable[[Callable[..., Any]], Callable[...,
 option_flag = options_flag("Option of the scorer or label rule, e.g. bounds=reference or thresholds=0.5 (repeatable).")
 
 
+def settings_default(name: str) -> Callable[[], str]:
+    """``settings, else X``: the help's default for a flag whose value settings decide, X read from
+    :class:`~factcheck.config.Settings` when the help is shown."""
+
+    def text() -> str:
+        from factcheck.config import Settings
+
+        return f"settings, else {getattr(Settings, name)}"
+
+    return text
+
+
 scorer_flag = click.option(
     "--scorer",
     cls=HelpOption,
     names=registered("scorers"),
-    default_text="settings, else mafc",
+    default_text=settings_default("scorer"),
     help="Scorer: {names}.",
 )
 labels_flag = click.option(
     "--labels",
     cls=HelpOption,
     names=registered("label_rules"),
-    default_text="settings, else threshold",
+    default_text=settings_default("labels"),
     help="Label rule: {names}.",
 )
 profile_flag = click.option(
@@ -293,12 +309,15 @@ def build_checker(
     )
 
 
-def text_input(formats: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """TEXT, ``--file`` and ``--format text|json`` (``formats`` says what each gives): how a command reads a text."""
+def text_input(
+    formats: str, choices: tuple[str, ...] = ("text", "json")
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """TEXT, ``--file`` and ``--format`` (one of ``choices``; ``formats`` says what each gives): how a command
+    reads a text."""
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
         command = click.option(
-            "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help=formats
+            "--format", "fmt", type=click.Choice(list(choices)), default="text", show_default=True, help=formats
         )(command)
         command = click.option("--file", "-f", type=click.Path(path_type=Path), help="Read the text from a file.")(
             command
@@ -308,8 +327,73 @@ def text_input(formats: str) -> Callable[[Callable[..., Any]], Callable[..., Any
     return decorate
 
 
-@click.command(short_help="Check a text and show the verdict with its evidence.")
-@text_input("text: a readable report; json: the factcheck/1 JSON format.")
+# Exit statuses of ``check --fail-on``, beside 0 (done), 1 (an error you can fix) and 2 (a usage error).
+# When several conditions asked for hold, the first here decides: an error explains an UNVERIFIED claim.
+FAIL_STATUS = {"error": 3, "unverified": 4, "false": 5}
+
+EXIT_STATUSES = (
+    "Exit status: 0 checked; 1 an error you can fix (bad input or settings); 2 a usage error; with --fail-on: "
+    "3 an agent could not judge (error), 4 a claim or the text is UNVERIFIED (unverified), 5 a claim is FALSE "
+    "or the text FALSE or PARTLY TRUE (false)."
+)
+
+
+def failure(verdict: TextVerdict, conditions: Collection[str]) -> tuple[int, str] | None:
+    """The exit status and why, for the first of ``conditions`` (``--fail-on``) that ``verdict`` meets; else None.
+
+    - ``error``: an agent could not judge a claim (its source or verifier failed, it timed out, it was
+      skipped for a missing key or a language it cannot read), or a component failed (``usage.errors``:
+      the claim extractor fell back);
+    - ``unverified``: a claim is UNVERIFIED, or the text is (no claim found, none verified);
+    - ``false``: a claim is FALSE, or the text FALSE or PARTLY TRUE.
+    """
+    for condition, status in FAIL_STATUS.items():
+        if condition in conditions and (reason := _unmet(condition, verdict)):
+            return status, f"--fail-on {condition}: {reason}"
+    return None
+
+
+def _unmet(condition: str, verdict: TextVerdict) -> str | None:
+    """Why ``verdict`` meets the ``--fail-on`` ``condition``, in words; None when it does not."""
+    from factcheck.report import plural
+    from factcheck.types import Label
+
+    claims = verdict.claims
+    if condition == "error":
+        failed = [(number, j) for number, c in enumerate(claims) for j in c.judgments if j.error]
+        if failed:
+            agents = list(dict.fromkeys(j.agent for _, j in failed))
+            first = failed[0][1]
+            return (
+                f"{'agent' if len(agents) == 1 else 'agents'} {', '.join(agents)} could not judge "
+                f"{len({n for n, _ in failed})} of {plural(len(claims), 'claim')} ({first.agent}: {first.error})"
+            )
+        return "a component failed: " + ", ".join(sorted(verdict.usage.errors)) if verdict.usage.errors else None
+    if condition == "unverified":
+        if unverified := sum(c.label is Label.UNVERIFIED for c in claims):
+            return f"{unverified} of {plural(len(claims), 'claim')} UNVERIFIED"
+        if verdict.label is Label.UNVERIFIED:
+            return "the text is UNVERIFIED" + ("" if claims else " (no claim found)")
+        return None
+    if false := sum(c.label is Label.FALSE for c in claims):
+        return f"{false} of {plural(len(claims), 'claim')} FALSE"
+    return f"the text is {verdict.label}" if verdict.label in (Label.FALSE, Label.PARTLY_TRUE) else None
+
+
+@click.command(short_help="Check a text and show the verdict with its evidence.", epilog=EXIT_STATUSES)
+@text_input(
+    "text: a readable report; json: the factcheck/1 JSON format, indented; jsonl: the same on one line.",
+    ("text", "json", "jsonl"),
+)
+@click.option(
+    "--fail-on",
+    "fail_on",
+    multiple=True,
+    type=click.Choice(list(FAIL_STATUS)),
+    help="For scripts: exit 3 when an agent could not judge a claim (error), 4 when a claim or the text is "
+    "UNVERIFIED (unverified), 5 when a claim is FALSE or the text FALSE or PARTLY TRUE (false); repeatable, "
+    "the first that holds in that order decides. The verdict is printed first, the reason on standard error.",
+)
 @profile_flag
 @scorer_flag
 @labels_flag
@@ -372,6 +456,7 @@ def check(
     text: str | None,
     file: Path | None,
     fmt: str,
+    fail_on: tuple[str, ...],
     profile: str | None,
     scorer: str | None,
     labels: str | None,
@@ -424,11 +509,18 @@ def check(
     verdict = checker.check(content, as_of=as_of)
     if fmt == "json":
         click.echo(json.dumps(verdict.to_dict(), ensure_ascii=False, indent=2))
+    elif fmt == "jsonl":  # one line per text: what `factcheck score` and other JSON Lines readers take
+        click.echo(json.dumps(verdict.to_dict(), ensure_ascii=False))
     else:
         from factcheck.report import render
 
         # Piped output keeps long lines (URLs) whole instead of wrapping them at 80 columns.
         render(verdict, Console(soft_wrap=not sys.stdout.isatty()))
+    failed = failure(verdict, fail_on)
+    if failed is not None:
+        status, reason = failed
+        click.echo(f"{reason} (exit status {status})", err=True)
+        sys.exit(status)
 
 
 def keep_extra_fields(original: dict[str, Any], rescored: dict[str, Any]) -> dict[str, Any]:
@@ -443,12 +535,12 @@ def keep_extra_fields(original: dict[str, Any], rescored: dict[str, Any]) -> dic
 
 
 @click.command(short_help="Re-score recorded checks, calling no source.")
-@click.argument("input_file", metavar="IN.jsonl")
+@click.argument("input_file", metavar="IN")
 @click.option(
     "--out",
     cls=HelpOption,
     default_text="standard output",
-    help="Where to write the re-scored lines; may be IN.jsonl itself.",
+    help="Where to write the re-scored checks, one per line (JSON Lines); may be IN itself.",
 )
 @click.option(
     "--scorer", cls=HelpOption, names=registered("scorers"), default="mafc", show_default=True, help="Scorer: {names}."
@@ -457,7 +549,7 @@ def keep_extra_fields(original: dict[str, Any], rescored: dict[str, Any]) -> dic
     "--labels",
     cls=HelpOption,
     names=registered("label_rules"),
-    default="threshold",
+    default="compose",  # as check labels texts; --labels threshold for the paper's rule
     show_default=True,
     help="Label rule: {names}.",
 )
@@ -466,10 +558,12 @@ def keep_extra_fields(original: dict[str, Any], rescored: dict[str, Any]) -> dic
 def score(
     input_file: str, out: str | None, scorer: str, labels: str, options: tuple[str, ...], trust_file: Path | None
 ) -> None:
-    """Re-score recorded checks (one checked-text JSON per line, .jsonl or .jsonl.gz, - for
-    standard input) without calling any source.
+    """Re-score recorded checks without calling any source. IN (a file, .gz too, or - for standard
+    input) holds checked-text JSON: one per line (JSON Lines, what check --format jsonl prints), one
+    document (what check --format json prints), an array of them, or several documents in a row.
 
-    Lines keep their order and every field the scorer does not set (ids, gold labels).
+    The output is JSON Lines, one check per line in the order read, keeping every field the scorer
+    does not set (ids, gold labels).
     """
     from factcheck.pipeline import resolve_scoring
     from factcheck.scoring import rescore
@@ -477,13 +571,15 @@ def score(
 
     chosen_scorer, rule = resolve_scoring(scorer, labels, scoring_options(options, trust_file))
     # Read everything first: the output may replace the input.
-    records = list(read_records(input_file))
+    records = list(read_documents(input_file))
+    verdicts = []
+    for number, record in records:  # every record read before any is written: a bad one leaves no output
+        try:
+            verdicts.append(TextVerdict.from_dict(record))
+        except FactcheckError as exc:
+            raise InputError(f"{input_file}:{number}: {exc}") from None
     with atomic_writer(out) as handle:
-        for number, record in records:
-            try:
-                verdict = TextVerdict.from_dict(record)
-            except FactcheckError as exc:
-                raise InputError(f"{input_file}:{number}: {exc}") from None
+        for (_, record), verdict in zip(records, verdicts, strict=True):
             rescored = rescore(verdict, chosen_scorer, rule).to_dict()
             handle.write(json.dumps(keep_extra_fields(record, rescored), ensure_ascii=False) + "\n")
 
@@ -587,6 +683,33 @@ def register_commands(register: Callable[[Any], None]) -> None:
         register(command)
 
 
+ShowWarning = Callable[..., None]  # the signature of warnings.showwarning
+
+
+def one_line_warnings(python_way: ShowWarning) -> ShowWarning:
+    """A ``warnings.showwarning`` that shows factcheck's own warnings (a refused plugin, an unwritable
+    cache) as one ``warning: ...`` line on standard error, with no source path, and any other warning
+    ``python_way``."""
+    from factcheck.plugins.manager import PluginWarning
+
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: Any = None,
+        line: str | None = None,
+    ) -> None:
+        text = str(message)
+        if issubclass(category, PluginWarning) or text.startswith("factcheck: "):
+            click.echo(f"warning: {text.removeprefix('factcheck: ')}", err=True)
+        else:
+            python_way(message, category, filename, lineno, file, line)
+
+    return show
+
+
 def main() -> None:
     """Console-script entry point."""
+    warnings.showwarning = one_line_warnings(warnings.showwarning)
     cli()

@@ -21,9 +21,8 @@ Example ``factcheck.toml``::
 
     [scoring]
     scorer = "mafc"
-    labels = "threshold"
+    labels = "compose"         # a text is TRUE / FALSE when every verified claim is, else PARTLY TRUE
     bounds = "natural"         # other keys go to the scorer or label rule that has them
-    thresholds = [0.33, 0.67]
 
     [pipeline]
     max_concurrency = 8
@@ -125,7 +124,7 @@ class Settings:
     extractor: str | None = None
     extractor_options: Mapping[str, Any] = field(default_factory=dict)
     scorer: str = "mafc"
-    labels: str = "threshold"
+    labels: str = "compose"  # a text's label never contradicts its claims' (docs/scoring.md)
     scoring_options: Mapping[str, Any] = field(default_factory=dict)
     max_concurrency: int = 8
     agent_timeout_s: float = 60.0
@@ -304,7 +303,7 @@ def settings_from_mapping(data: Mapping[str, Any], where: str = CONFIG_FILE) -> 
             extractor=str(extractor.pop("name")) if "name" in extractor else None,
             extractor_options=extractor,
             scorer=str(scoring.pop("scorer", "mafc")),
-            labels=str(scoring.pop("labels", "threshold")),
+            labels=str(scoring.pop("labels", "compose")),
             scoring_options=scoring,
             max_concurrency=pipeline.get("max_concurrency", 8),
             agent_timeout_s=pipeline.get("agent_timeout_s", 60.0),

@@ -58,6 +58,101 @@ def read_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield from iter_records(handle, str(path))
 
 
+_NOT_SPACE = re.compile(r"\S")
+
+
+def _json_error(name: str, exc: json.JSONDecodeError) -> InputError:
+    return InputError(f"{name}:{exc.lineno}: not valid JSON ({exc.msg}, column {exc.colno})")
+
+
+def iter_documents(text: str, name: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each JSON object of ``text``, which may be JSON Lines, one JSON
+    document (an object, indented or not, or an array of objects), or several documents one after
+    another (what ``factcheck check --format json`` appends). The line is where the object starts.
+    InputError names the line of bad JSON or of a value that is no object."""
+    decoder = json.JSONDecoder()
+    line, counted = 1, 0
+
+    def line_of(position: int) -> int:
+        nonlocal line, counted
+        line += text.count("\n", counted, position)
+        counted = position
+        return line
+
+    def decode(position: int) -> tuple[Any, int]:
+        try:
+            value, end = decoder.raw_decode(text, position)
+        except json.JSONDecodeError as exc:
+            raise _json_error(name, exc) from None
+        if _SURROGATE_ESCAPE.search(text, position, end):  # "\\ud800" is valid JSON but no valid Unicode
+            value = valid_unicode_data(value)
+        return value, end
+
+    def next_value(position: int) -> int | None:
+        found = _NOT_SPACE.search(text, position)
+        return found.start() if found else None
+
+    position = next_value(0)
+    while position is not None:
+        if text[position] != "[":
+            record, end = decode(position)
+            if not isinstance(record, dict):
+                raise InputError(
+                    f"{name}:{line_of(position)}: expected a JSON object (a checked text) or an array of them, "
+                    f"got {type(record).__name__}"
+                )
+            yield line_of(position), record
+            position = next_value(end)
+            continue
+        # An array: its items one by one, so each keeps its own line number.
+        item = next_value(position + 1)
+        number = 0
+        while item is not None and text[item] != "]":
+            record, end = decode(item)
+            number += 1
+            if not isinstance(record, dict):
+                raise InputError(f"{name}:{line_of(item)}: item {number} of the array is not a JSON object")
+            yield line_of(item), record
+            after = next_value(end)
+            if after is not None and text[after] == ",":
+                item = next_value(after + 1)
+                if item is not None and text[item] == "]":
+                    raise InputError(f"{name}:{line_of(item)}: not valid JSON (a ',' before the array's ']')")
+            elif after is not None and text[after] != "]":
+                raise InputError(f"{name}:{line_of(after)}: not valid JSON (expected ',' or ']' in the array)")
+            else:
+                item = after
+        if item is None:
+            raise InputError(f"{name}:{line_of(len(text))}: not valid JSON (the array is not closed)")
+        position = next_value(item + 1)
+
+
+def read_documents(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The objects of a JSON or JSON Lines file (``.gz`` too), or of standard input for ``-``, with the
+    line each starts on (:func:`iter_documents`). Read whole: for files a command reads all of anyway."""
+    if str(path) == "-":
+        name, data = "<stdin>", sys.stdin.buffer.read()
+    else:
+        path = Path(path)
+        name = str(path)
+        try:
+            if path.suffix == ".gz":
+                with gzip.open(path, "rb") as handle:
+                    data = handle.read()
+            else:
+                data = path.read_bytes()
+        except FileNotFoundError:
+            raise InputError(f"no such file: {path}") from None
+        except (OSError, EOFError) as exc:  # unreadable, or a truncated or corrupt .gz
+            raise InputError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(f"{name}:{line}: not UTF-8 text") from None
+    yield from iter_documents(text, name)
+
+
 def _create_beside(path: Path) -> tuple[int, str]:
     """A new, empty temporary file in ``path``'s folder: its descriptor and name.
 

@@ -38,6 +38,7 @@ from factcheck.errors import (
 )
 from factcheck.extractors.base import ClaimExtractor
 from factcheck.independence import apply_independence
+from factcheck.judged_by import judged_by
 from factcheck.language import Detection
 from factcheck.language import detect as detect_language
 from factcheck.language import refusal as language_refusal
@@ -49,7 +50,16 @@ from factcheck.scoring import rescore, score_text
 from factcheck.scoring.base import LabelRule, Scorer
 from factcheck.sources.base import Source
 from factcheck.text import valid_unicode
-from factcheck.types import Assessment, Claim, Evidence, Extraction, Judgment, SkippedSentence, TextVerdict
+from factcheck.types import (
+    Assessment,
+    Claim,
+    Evidence,
+    Extraction,
+    JudgedBy,
+    Judgment,
+    SkippedSentence,
+    TextVerdict,
+)
 from factcheck.usage import UsageRecorder, current_usage, record_cache_hit
 from factcheck.verifiers.base import Verifier
 
@@ -171,7 +181,7 @@ class Checker:
     whose evidence is near-duplicate before scoring, so they count once::
 
         checker = Checker(scorer="normsum", corpus="my-docs/")
-        verdict = checker.check("Aspirin lowers the risk of heart attacks.")
+        verdict = checker.check("Aspirin lowers the risk of colorectal cancer.")
     """
 
     def __init__(
@@ -207,6 +217,7 @@ class Checker:
             else registry.get("extractors", settings.extractor_name).configure(**settings.extractor_options)
         )
         self.agents: tuple[Agent, ...] = tuple(agents) if agents is not None else self._build_agents(settings)
+        self._profile: str | None = settings.profile if agents is None else None  # whose agents these are
         if not self.agents:
             raise ConfigError("no agents configured: nothing would check the claims")
         names = [a.name for a in self.agents]
@@ -239,7 +250,14 @@ class Checker:
             raise ConfigError(f"agents must be at least one, with unique names, got {names}")
         clone = copy.copy(self)
         clone.agents = tuple(agents)
+        clone._profile = None
         return clone
+
+    def judged_by(self) -> JudgedBy:
+        """Who judges this checker's checks (a verdict's ``judged_by``): the profile its agents came from
+        (``None`` for agents handed in), each agent with the corpus it searches, and the caution a reader
+        needs when they search only a corpus of one domain."""
+        return judged_by(self._profile, ((a.name, a.source, a.verifier) for a in self.agents))
 
     @staticmethod
     def _build_agents(settings: Settings) -> tuple[Agent, ...]:
@@ -288,7 +306,7 @@ class Checker:
         if self.independence is not None:
             # Agents citing near-duplicate evidence count once (ECMR); merges are noted in usage.
             verdict = rescore(apply_independence(verdict, self.independence), self.scorer, self.labels)
-        return verdict
+        return replace(verdict, judged_by=self.judged_by())
 
     async def extract(self, text: str, recorder: UsageRecorder | None = None) -> list[Claim]:
         """The claims of ``text``, as a check would extract them (with its fallback); usage goes to ``recorder``.
@@ -298,11 +316,22 @@ class Checker:
         """
         return list((await self.extraction(text, recorder)).claims)
 
-    async def extraction(self, text: str, recorder: UsageRecorder | None = None) -> Extraction:
-        """:meth:`extract`, with the sentences the extractor skipped and why (``factcheck extract``)."""
+    async def extraction(
+        self,
+        text: str,
+        recorder: UsageRecorder | None = None,
+        *,
+        max_claims: int | None = None,
+        max_claims_by: str = "max_claims",
+    ) -> Extraction:
+        """:meth:`extract`, with the sentences the extractor skipped and why (``factcheck extract``).
+
+        ``max_claims`` keeps fewer claims than the settings' own limit; the note then says how many were
+        found and names that limit as ``max_claims_by`` ("the server's max_claims"), so one note tells it.
+        """
         recorder = recorder or UsageRecorder()
         with self._context(recorder), recorder.timed("extract"):
-            return await self._extract(text, recorder)
+            return await self._extract(text, recorder, (max_claims, max_claims_by))
 
     @contextmanager
     def _context(self, recorder: UsageRecorder) -> Iterator[None]:
@@ -368,14 +397,16 @@ class Checker:
             )
         return bool(refused)
 
-    async def _extract(self, text: str, recorder: UsageRecorder) -> Extraction:
+    async def _extract(
+        self, text: str, recorder: UsageRecorder, cap: tuple[int | None, str] = (None, "max_claims")
+    ) -> Extraction:
         """The claims of ``text``. If a model-based extractor fails (no key, a time-out, an
         unusable answer), the spaCy sentence extractor takes over and a note says why."""
         recorder.count(recorder.calls, f"extractor:{self.extractor.name}")
         text = self._readable(text, recorder)
         try:
             async with asyncio.timeout(self.settings.agent_timeout_s):
-                return self._capped(await _extraction(self.extractor, text), recorder)
+                return self._capped(await _extraction(self.extractor, text), recorder, cap)
         except (ConfigError, InputError):
             raise
         except Exception as exc:
@@ -388,7 +419,7 @@ class Checker:
             recorder.notes.append(f"claim extractor {self.extractor.name} failed ({reason}); split into sentences")
             fallback = get_registry().get("extractors", FALLBACK_EXTRACTOR)
             recorder.count(recorder.calls, f"extractor:{fallback.name}")
-            return self._capped(await _extraction(fallback, text), recorder)
+            return self._capped(await _extraction(fallback, text), recorder, cap)
 
     def _readable(self, text: str, recorder: UsageRecorder) -> str:
         """The part of ``text`` claims are read from: all of it, unless it is far longer than
@@ -409,14 +440,20 @@ class Checker:
         )
         return text[:cut]
 
-    def _capped(self, extraction: Extraction, recorder: UsageRecorder) -> Extraction:
-        """The first ``max_claims`` claims, with a note when there were more; their text valid Unicode
-        (a model-based extractor may write what the text did not hold)."""
-        limit = self.settings.max_claims
+    def _capped(
+        self, extraction: Extraction, recorder: UsageRecorder, cap: tuple[int | None, str] = (None, "max_claims")
+    ) -> Extraction:
+        """The first ``max_claims`` claims (or fewer: ``cap`` is a lower limit and its name), with a note
+        when there were more; their text valid Unicode (a model-based extractor may write what the text
+        did not hold)."""
+        limit, named = self.settings.max_claims, "max_claims"
+        lower, lower_named = cap
+        if lower is not None and lower < limit:
+            limit, named = lower, lower_named
         claims = [_valid_claim(claim) for claim in extraction.claims]
         if len(claims) > limit:
             recorder.notes.append(
-                f"{len(claims)} claims found; only the first {limit} were checked (max_claims = {limit})"
+                f"{len(claims)} claims found; only the first {limit} were checked ({named} = {limit})"
             )
             claims = claims[:limit]
         if claims != list(extraction.claims):

@@ -9,7 +9,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from factcheck.types import ClaimTime, ClaimVerdict, Judgment, Label, TextVerdict
+from factcheck.types import ClaimTime, ClaimVerdict, JudgedBy, Judgment, Label, TextVerdict
+from factcheck.usage import answers_from_cache
 
 LABEL_STYLES = {
     Label.TRUE: "bold green",
@@ -100,6 +101,19 @@ def agents_line(verdict: TextVerdict) -> Text:
     return line
 
 
+def judged_by_line(judged: JudgedBy) -> Text:
+    """``Judged by: profile offline · corpus (corpus search, nli verifier) over SciFact abstracts (...)``."""
+    line = Text("Judged by: ", style="dim")
+    line.append(f"profile {judged.profile}" if judged.profile else "agents given without a profile")
+    for number, agent in enumerate(judged.agents):
+        line.append(" · " if number == 0 else ", ")
+        line.append(agent.name, style="bold")
+        line.append(f" ({agent.source} search, {agent.verifier} verifier)", style="dim")
+        if agent.corpus:
+            line.append(f" over {agent.corpus}")
+    return line
+
+
 # Why a text can yield no claim: extractors skip questions, fragments, opinions... (docs/extraction.md).
 NO_CLAIMS_NOTE = (
     "no claim found: questions and fragments are not checked, nor opinions, predictions or headings "
@@ -123,6 +137,10 @@ def render(verdict: TextVerdict, console: Console) -> None:
         ),
     )
     console.print(Panel(summary, title="factcheck", expand=False))
+    if verdict.judged_by is not None:  # beside the label: what judged it, and what that cannot judge
+        console.print(judged_by_line(verdict.judged_by))
+        if verdict.judged_by.caution:
+            console.print(Text(f"caution: {verdict.judged_by.caution}", style="yellow"))
     if verdict.claims:
         console.print(agents_line(verdict))
     else:  # no agent ran, so there are none to name: say why instead
@@ -149,7 +167,7 @@ def skipped_block(verdict: TextVerdict) -> Text:
 def usage_line(verdict: TextVerdict) -> Text:
     """What the check cost."""
     u = verdict.usage
-    hits = sum(u.cache_hits.values())
+    hits = answers_from_cache(u)  # loading the corpus's index is no answer read from the cache
     # "~": some calls' tokens (and cost) are estimates, because the server reported none.
     approx = "~" if u.estimated_llm_calls else ""
     parts = [
@@ -159,5 +177,5 @@ def usage_line(verdict: TextVerdict) -> Text:
     ]
     if u.estimated_llm_calls:
         parts.append(f"{u.estimated_llm_calls} calls' tokens estimated")
-    parts += [f"{approx}${u.cost_usd:.4f}", f"{hits} cache hits", f"{u.wall_s.get('total', 0.0):.1f} s"]
+    parts += [f"{approx}${u.cost_usd:.4f}", plural(hits, "cache hit"), f"{u.wall_s.get('total', 0.0):.1f} s"]
     return Text("usage: " + ", ".join(parts), style="dim")

@@ -466,6 +466,70 @@ class Usage:
 
 
 @dataclass(frozen=True)
+class JudgingAgent:
+    """One agent that judged a check, as a reader should know it: its ``name``, its ``source`` and
+    ``verifier``, and, for an agent searching a fixed collection, that ``corpus`` (a name or a path)
+    and its ``domain`` (``"biomedical"``; ``None``: unknown, a user's own corpus, or no corpus at all)."""
+
+    name: str
+    source: str
+    verifier: str
+    corpus: str | None = None
+    domain: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The agent's JSON fields."""
+        return {
+            "name": self.name,
+            "source": self.source,
+            "verifier": self.verifier,
+            "corpus": self.corpus,
+            "domain": self.domain,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> JudgingAgent:
+        """Read an agent of ``judged_by``."""
+        return cls(
+            name=str(_require(data, "name", "judged_by agent")),
+            source=str(data.get("source") or ""),
+            verifier=str(data.get("verifier") or ""),
+            corpus=_optional_str(data.get("corpus"), "judged_by agent corpus"),
+            domain=_optional_str(data.get("domain"), "judged_by agent domain"),
+        )
+
+
+@dataclass(frozen=True)
+class JudgedBy:
+    """Who judged a check: the ``profile`` its agents came from (``None`` when they were handed in
+    without one), each agent, and a ``caution`` for the reader (one sentence: the agents search only
+    a collection of one domain, and what to use instead), ``None`` when there is nothing to warn about."""
+
+    profile: str | None
+    agents: tuple[JudgingAgent, ...]
+    caution: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``judged_by`` JSON object."""
+        return {"profile": self.profile, "agents": [a.to_dict() for a in self.agents], "caution": self.caution}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> JudgedBy | None:
+        """Read ``judged_by`` (``None`` for JSON ``null`` or a check recorded before it existed)."""
+        if data is None:
+            return None
+        data = _mapping(data, "judged_by")
+        return cls(
+            profile=_optional_str(data.get("profile"), "judged_by profile"),
+            agents=tuple(
+                JudgingAgent.from_dict(_mapping(a, "judged_by agent"))
+                for a in _list(data.get("agents"), "judged_by agents")
+            ),
+            caution=_optional_str(data.get("caution"), "judged_by caution"),
+        )
+
+
+@dataclass(frozen=True)
 class TextVerdict:
     """The result of checking one text: its claims' verdicts, the text score and label."""
 
@@ -486,6 +550,9 @@ class TextVerdict:
     # When the text was written (ISO 8601; the time of the check unless given): claims' relative times are
     # resolved against it. An added field, None in JSON recorded before it existed.
     as_of: str | None = None
+    # Which profile and agents judged, over which corpus, and the caution a reader needs (a corpus of one
+    # domain): an added field, None when the verdict was not made by a Checker or was recorded before it existed.
+    judged_by: JudgedBy | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The project's stable JSON for a checked text (``schema: factcheck/1``)."""
@@ -499,6 +566,7 @@ class TextVerdict:
             "labels": self.labels,
             "language": self.language,
             "as_of": self.as_of,
+            "judged_by": self.judged_by.to_dict() if self.judged_by is not None else None,
             "claims": [c.to_dict() for c in self.claims],
             "skipped": [s.to_dict() for s in self.skipped],
             "usage": self.usage.to_dict(),
@@ -528,4 +596,5 @@ class TextVerdict:
             language=_optional_str(data.get("language"), "text language"),
             skipped=tuple(SkippedSentence.from_dict(x) for x in _list(data.get("skipped"), "skipped sentences")),
             as_of=_optional_str(data.get("as_of"), "text as_of"),
+            judged_by=JudgedBy.from_dict(data.get("judged_by")),
         )

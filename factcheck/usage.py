@@ -71,6 +71,15 @@ class UsageRecorder:
 
 current_usage: ContextVar[UsageRecorder | None] = ContextVar("factcheck_usage", default=None)
 
+# Cache hits that are no answer read from a cache: loading a search index built earlier (the corpus's BM25).
+INDEX_LOADS = frozenset({"corpus-index"})
+
+
+def answers_from_cache(usage: Usage) -> int:
+    """How many answers (judgments, searches, model answers, whole texts) ``usage`` read from a cache:
+    its ``cache_hits`` without the loads of a prebuilt index (:data:`INDEX_LOADS`)."""
+    return sum(n for kind, n in usage.cache_hits.items() if kind not in INDEX_LOADS)
+
 
 def limit_reached(max_llm_calls: int | None, max_cost_usd: float | None, llm_calls: int, cost_usd: float) -> str | None:
     """Why a budget of ``max_llm_calls`` calls and ``max_cost_usd`` dollars allows nothing more after

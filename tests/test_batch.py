@@ -138,7 +138,7 @@ def test_folder_input_reads_text_markdown_and_html_main_text(tmp_path: Path) -> 
 
 def test_html_without_trafilatura_names_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "trafilatura", None)  # as if not installed
-    with pytest.raises(ConfigError, match=r"pip install 'factcheck-agents\[batch\]'"):
+    with pytest.raises(ConfigError, match=r"pip install '\.\[batch\]' in a checkout"):
         open_input(mixed_folder(tmp_path)).scan()
     with pytest.raises(ConfigError, match="trafilatura"):
         html_main_text(ARTICLE)
@@ -284,7 +284,7 @@ def test_read_done_and_append_log_round_trip(tmp_path: Path) -> None:
 def test_missing_ray_names_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)
     code, output = run("batch", mixed_folder(tmp_path), "--out", tmp_path / "out.jsonl", "--engine", "ray")
-    assert code == 1 and "pip install 'factcheck-agents[ray]'" in output
+    assert code == 1 and "pip install '.[ray]' in a checkout" in output
     assert not (tmp_path / "out.jsonl").exists()
 
 
@@ -464,3 +464,25 @@ def test_an_html_page_is_dated_by_its_metadata_never_by_its_copyright_line(tmp_p
     (tmp_path / "docs" / "old.html").write_text(dated)
     [doc] = open_input(tmp_path / "docs").documents()
     assert doc.meta["date"] == "2014-05-10"
+
+
+def test_an_html_pages_headings_are_marked_and_never_checked_as_claims() -> None:
+    from factcheck.batch.inputs import html_page
+    from factcheck.extractors.sentence import SentenceExtractor
+
+    page = (
+        "<html><head><title>Statins</title></head><body><article>"
+        "<h1>Statins and cholesterol in adults</h1>"
+        "<p>Statins lower LDL cholesterol in most adults who take them daily.</p>"
+        "<h2>Side effects of statins in adults</h2>"
+        "<p>Muscle pain is the side effect reported most often in the large trials.</p>"
+        "</article></body></html>"
+    )
+    text = html_page(page)[0]
+    assert "# Statins and cholesterol in adults" in text and "## Side effects of statins in adults" in text
+    found = SentenceExtractor().extraction(text)
+    assert [(s.text, s.rule) for s in found.skipped] == [
+        ("# Statins and cholesterol in adults", "heading"),
+        ("## Side effects of statins in adults", "heading"),
+    ]
+    assert len(found.claims) == 2

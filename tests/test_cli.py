@@ -15,10 +15,13 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
+from rich.console import Console
 
 import factcheck
 from factcheck.cli import cli
-from factcheck.testing import registered
+from factcheck.report import render
+from factcheck.testing import StaticSource, registered
+from factcheck.types import TextVerdict, Usage
 
 TWO_CLAIMS = (
     "Vitamin D supplementation reduces the risk of fractures in older adults. "
@@ -146,6 +149,110 @@ def test_score_reports_the_bad_line(tmp_path: Path) -> None:
     assert "in.jsonl:2: not valid JSON" in output
 
 
+# ---- score reads what check prints; check --format jsonl -----------------------------------------
+
+
+def test_score_reads_what_check_prints_as_json_jsonl_an_array_or_documents_in_a_row(tmp_path: Path) -> None:
+    code, indented = run("check", "Statins lower LDL cholesterol.", "--format", "json")
+    assert code == 0, indented
+    code, line = run("check", "Aspirin does not lower the risk of colorectal cancer.", "--format", "jsonl")
+    assert code == 0, line
+    assert line.count("\n") == 1 and json.loads(line)["schema"] == "factcheck/1"  # one line per text
+    first, second = json.loads(indented), json.loads(line)
+    inputs = {
+        "check.json": indented,  # one indented document, as `check --format json > check.json` writes it
+        "two.json": indented + indented,  # `>>` twice: documents in a row
+        "array.json": json.dumps([first, second], indent=2),
+        "checks.jsonl": line + json.dumps(first) + "\n",
+    }
+    expected = {
+        "check.json": [first["text"]],
+        "two.json": [first["text"], first["text"]],
+        "array.json": [first["text"], second["text"]],
+        "checks.jsonl": [second["text"], first["text"]],
+    }
+    for name, content in inputs.items():
+        (tmp_path / name).write_text(content)
+        code, output = run("score", str(tmp_path / name), "--scorer", "normsum")
+        assert code == 0, f"{name}: {output}"
+        scored = [json.loads(row) for row in output.splitlines()]  # JSON Lines out, whatever came in
+        assert [row["text"] for row in scored] == expected[name], name
+        assert all(row["scorer"] == "normsum" and row["judged_by"]["profile"] == "offline" for row in scored)
+    code, output = run("score", "-", input=indented)
+    assert code == 0 and json.loads(output)["text"] == first["text"]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{\n  "text": "t",\n  "claims": [\n}\n', "in.json:4: not valid JSON (Expecting value, column 1)"),
+        ('[\n  {"text": "t", "claims": []},\n  3\n]\n', "in.json:3: item 2 of the array is not a JSON object"),
+        ('[\n  {"text": "t", "claims": []},\n  {"text": "no claims"}\n]\n', "in.json:3: a checked text needs"),
+        ('{"text": "t", "claims": []}\n"a string"\n', "in.json:2: expected a JSON object (a checked text)"),
+        ('[{"text": "t", "claims": []}\n', "in.json:2: not valid JSON (the array is not closed)"),
+    ],
+)
+def test_score_names_the_line_of_bad_input_in_any_json_layout(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "in.json"
+    path.write_text(content)
+    code, output = run("score", str(path))
+    assert code == 1 and output.startswith("Error: ") and message in output, output
+    assert len(output.strip().splitlines()) == 1
+
+
+# ---- exit statuses: --fail-on -----------------------------------------------------------------
+
+
+def check_status(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, ["check", *args, "--format", "jsonl"])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_fail_on_error_exits_3_when_no_agent_could_judge() -> None:
+    # The paper profile with no key: every agent is skipped. Without --fail-on that is still exit 0.
+    code, out, err = check_status("Statins lower LDL cholesterol.", "--profile", "paper")
+    assert code == 0 and json.loads(out)["label"] == "UNVERIFIED"
+    code, out, err = check_status("Statins lower LDL cholesterol.", "--profile", "paper", "--fail-on", "error")
+    assert code == 3, err
+    assert json.loads(out)["label"] == "UNVERIFIED"  # the verdict is printed all the same
+    assert err.startswith("--fail-on error: agents web, wikipedia, selfcheck could not judge 1 of 1 claim (web: ")
+    assert err.rstrip().endswith("(exit status 3)") and len(err.splitlines()) == 1
+
+
+def test_fail_on_error_counts_one_failing_agent_beside_a_working_one() -> None:
+    with registered(StaticSource(name="down", fail="wiki unreachable")):
+        code, out, err = check_status("Statins lower LDL cholesterol.", "--source", "down", "--fail-on", "error")
+    assert code == 3 and "agent down could not judge 1 of 1 claim" in err and "wiki unreachable" in err
+    assert json.loads(out)["claims"][0]["label"] != "UNVERIFIED"  # the corpus agent did judge
+
+
+@pytest.mark.parametrize(
+    ("text", "fail_on", "status", "reason"),
+    [
+        ("Do statins lower LDL cholesterol?", ["unverified"], 4, "--fail-on unverified: the text is UNVERIFIED (no"),
+        ("Obesity does not increase the risk of type 2 diabetes.", ["false"], 5, "--fail-on false: 1 of 1 claim FALSE"),
+        ("Statins lower LDL cholesterol.", ["error", "unverified", "false"], 0, ""),
+    ],
+)
+def test_fail_on_unverified_and_false_have_their_own_statuses(
+    text: str, fail_on: list[str], status: int, reason: str
+) -> None:
+    flags = [arg for condition in fail_on for arg in ("--fail-on", condition)]
+    code, out, err = check_status(text, *flags)
+    assert code == status, err
+    assert err.startswith(reason) if reason else err == ""
+    assert json.loads(out)["schema"] == "factcheck/1"
+
+
+def test_check_help_documents_every_exit_status() -> None:
+    code, output = run("check", "--help")
+    flat = " ".join(output.split())
+    assert code == 0
+    for status in ("0 checked", "1 an error you can fix", "2 a usage error", "3 an agent could not judge", "4 a claim"):
+        assert status in flat, status
+    assert "5 a claim is FALSE" in flat and "--fail-on [error|unverified|false]" in flat
+
+
 def test_plugins_lists_builtins_only_with_all() -> None:
     code, output = run("plugins")
     assert code == 0 and json.loads(output) == []
@@ -228,7 +335,7 @@ def test_score_reads_gzip_and_rejects_non_utf8(tmp_path: Path) -> None:
     bad = tmp_path / "latin1.jsonl"
     bad.write_bytes(json.dumps(RECORDED).encode() + b"\n\xff\xfe\n")
     code, output = run("score", str(bad))
-    assert code == 1 and "latin1.jsonl: not UTF-8 text" in output
+    assert code == 1 and "latin1.jsonl:2: not UTF-8 text" in output
 
 
 def test_a_failed_score_leaves_no_partial_output(tmp_path: Path) -> None:
@@ -382,6 +489,54 @@ def test_one_claim_is_singular() -> None:
     code, output = run("check", "Statins lower LDL cholesterol.")
     assert code == 0, output
     assert "1 claim ·" in output and "1 claims" not in output
+
+
+SHIPPED = "SciFact abstracts (5,183 biomedical research abstracts)"
+
+
+def test_the_report_and_the_json_say_which_corpus_and_profile_judged_with_a_caution(tmp_path: Path) -> None:
+    code, output = run("check", "Statins lower LDL cholesterol.")
+    assert code == 0, output
+    lines = output.splitlines()
+    judged = next(i for i, line in enumerate(lines) if line.startswith("Judged by: "))
+    assert lines[judged] == f"Judged by: profile offline · corpus (corpus search, nli verifier) over {SHIPPED}"
+    # The caution comes right under it, beside the label, before any claim.
+    assert lines[judged + 1].startswith(f"caution: Judged only against {SHIPPED}: a claim outside biomedicine")
+    assert "--profile wiki (keyless) or --profile paper (with keys)" in lines[judged + 1]
+    assert judged < next(i for i, line in enumerate(lines) if line.startswith("[c1]"))
+    code, output = run("check", "Statins lower LDL cholesterol.", "--format", "json")
+    judged_by = json.loads(output)["judged_by"]
+    assert judged_by == {
+        "profile": "offline",
+        "agents": [
+            {"name": "corpus", "source": "corpus", "verifier": "nli", "corpus": SHIPPED, "domain": "biomedical"}
+        ],
+        "caution": (
+            f"Judged only against {SHIPPED}: a claim outside biomedicine gets a verdict from unrelated passages "
+            "or none; for general pages use --profile wiki (keyless) or --profile paper (with keys)."
+        ),
+    }
+    # A corpus of the user's own: named by its path, its domain unknown, and no caution.
+    corpus = tmp_path / "tower.txt"
+    corpus.write_text("The Eiffel Tower in Paris was completed in 1889.\n")
+    code, output = run("check", "The Eiffel Tower was completed in 1889.", "--corpus", str(corpus), "--format", "json")
+    assert json.loads(output)["judged_by"]["agents"] == [
+        {"name": "corpus", "source": "corpus", "verifier": "nli", "corpus": str(corpus), "domain": None}
+    ]
+    assert json.loads(output)["judged_by"]["caution"] is None
+    code, output = run("check", "The Eiffel Tower was completed in 1889.", "--corpus", str(corpus))
+    assert f"over {corpus}" in output and "caution:" not in output
+
+
+def test_the_usage_line_counts_answers_from_the_cache_not_loading_the_corpus_index() -> None:
+    def usage_line(cache_hits: dict[str, int]) -> str:
+        console = Console(record=True, width=200)
+        render(TextVerdict("t", (), usage=Usage(cache_hits=cache_hits)), console)
+        return next(line for line in console.export_text().splitlines() if line.startswith("usage: "))
+
+    assert ", 0 cache hits, " in usage_line({"corpus-index": 1})  # the first check: only the index was read
+    assert ", 1 cache hit, " in usage_line({"corpus-index": 1, "judgment": 1})
+    assert ", 3 cache hits, " in usage_line({"judgment": 2, "answer": 1})
 
 
 def test_a_text_of_questions_says_why_nothing_was_checked() -> None:

@@ -17,7 +17,15 @@ def score_file(path: Path, *args: str) -> list[dict]:
 
 def test_binary_texts_reproduce_the_authors_scores(shared_data: Path, tmp_path: Path) -> None:
     mafc.write_all(shared_data, tmp_path)
-    lines = score_file(tmp_path / "scifact-binary.jsonl", "--option", "bounds=reference", "-o", "thresholds=0.5")
+    lines = score_file(
+        tmp_path / "scifact-binary.jsonl",
+        "--labels",
+        "threshold",
+        "--option",
+        "bounds=reference",
+        "-o",
+        "thresholds=0.5",
+    )
     assert len(lines) == 188
     assert max(abs(line["score"] - line["authors_score"]) for line in lines) < 1e-9
     # extra fields survive re-scoring, in order

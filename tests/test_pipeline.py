@@ -134,11 +134,24 @@ def test_agent_names_must_be_unique() -> None:
 
 def test_scoring_options_go_to_the_component_that_has_them() -> None:
     c = checker(
-        Agent("a", StaticSource(), ScriptedVerifier()), scoring_options={"bounds": "reference", "thresholds": "0.5"}
+        Agent("a", StaticSource(), ScriptedVerifier()),
+        labels="threshold",
+        scoring_options={"bounds": "reference", "thresholds": "0.5"},
     )
     assert c.scorer.options() == {"bounds": "reference"}
     assert c.labels.options()["thresholds"] == (0.5,)
     assert c.check("A claim.").score == pytest.approx((0.8 + 2) / 4)  # reference bounds with n = 1: U = 2
+
+
+def test_a_texts_label_is_composed_from_its_claims_by_default() -> None:
+    # Three FALSE claims and five TRUE ones: the mean (0.74) thresholded said TRUE above the FALSE claims.
+    verifier = ScriptedVerifier(rules={"Not": (False, 0.2)}, default=(True, 0.9))
+    c = checker(Agent("a", StaticSource(), verifier))
+    assert c.labels.name == "compose"
+    verdict = c.check("Not one.\nNot two.\nNot three.\nFour.\nFive.\nSix.\nSeven.\nEight.")
+    assert [claim.label for claim in verdict.claims].count(Label.FALSE) == 3
+    assert verdict.score is not None and verdict.score > 0.67  # what threshold would call TRUE
+    assert verdict.label == Label.PARTLY_TRUE and verdict.labels == "compose"
 
 
 def test_components_report_llm_and_cache_usage_into_the_current_check() -> None:

@@ -1,7 +1,11 @@
 """The plugin system: hooks, entry points, env switches, clashes and broken plugins."""
 
 import importlib.metadata
+import json
+import os
 import re
+import subprocess
+import sys
 import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -152,6 +156,21 @@ def test_a_name_clash_is_reported_and_the_first_registration_kept() -> None:
         (problems,) = [p.problems for name, p in get_registry().plugins.items() if name.startswith("factcheck-testing")]
         assert clash in problems[0]
     assert type(factcheck.get_sources()["corpus"]).__name__ == "CorpusSource"
+
+
+def test_the_command_line_shows_a_clash_as_one_clean_warning_line(tmp_path: Path) -> None:
+    make_distribution(tmp_path, "factcheck-clash", "clash", "fc_clash", GOOD_PLUGIN.format(name="corpus"))
+    # This checkout's factcheck first (not whichever one the console script was installed from), then the plugin.
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)]), "FACTCHECK_LOAD_PLUGINS": "clash"}
+    script = Path(sys.executable).parent / "factcheck"
+    result = subprocess.run([str(script), "plugins"], capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 0, result.stderr
+    # Not Python's "path/manager.py:123: PluginWarning: ..." with the source line under it.
+    assert (
+        result.stderr == "warning: clash: source 'corpus' is already registered by factcheck.sources.corpus; ignored\n"
+    )
+    (clash,) = [p for p in json.loads(result.stdout) if p["name"] == "clash"]
+    assert clash["problems"] == ["clash: source 'corpus' is already registered by factcheck.sources.corpus; ignored"]
 
 
 def test_registering_the_wrong_type_is_refused() -> None:

@@ -27,7 +27,7 @@ from factcheck.server.runner import serve_in_thread
 from factcheck.server.settings import ServerSettings, is_loopback
 from factcheck.server.stream import merge_usage
 from factcheck.sources.base import Source
-from factcheck.testing import ScriptedVerifier, registered
+from factcheck.testing import ScriptedVerifier, StaticSource, registered
 from factcheck.types import Claim, Evidence, TextVerdict, Usage
 from tests.fakes import FakeServer, InFlight, Response
 
@@ -240,6 +240,15 @@ def test_cors_other_origins_get_no_cors_headers(base_url: str) -> None:
         assert not [h for h in answer.headers if h.lower().startswith("access-control-")]
 
 
+def test_a_refused_preflight_answers_the_documented_json_error(base_url: str) -> None:
+    preflight = httpx.options(
+        f"{base_url}/v1/check", headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"}
+    )
+    assert preflight.status_code == 403
+    assert preflight.headers["content-type"] == "application/json"
+    assert preflight.json() == {"error": "origin not allowed (not in the server's --cors-origin list)"}
+
+
 def test_settings_accept_extension_origins_and_refuse_malformed_ones() -> None:
     moz = "moz-extension://0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
     assert ServerSettings(cors_origins=(EXTENSION, moz, "https://app.example:8443")).cors_origins[1] == moz
@@ -289,12 +298,23 @@ def test_invalid_requests_422_with_a_readable_message(base_url: str, body: dict[
     assert "\n" not in response.json()["error"]
 
 
-def test_malformed_json_422(base_url: str) -> None:
-    response = httpx.post(
-        f"{base_url}/v1/check", content=b'{"text": ', headers={**AUTH, "Content-Type": "application/json"}
-    )
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (b'{"text": ', "not JSON: Expecting value at line 1, column 10"),
+        (b"text=Statins lower LDL cholesterol.", "not JSON: Expecting value at line 1, column 1"),
+        (b'{\n  "text": "x."\n  "url": "u"\n}', "not JSON: Expecting ',' delimiter at line 3, column 3"),
+        (b'{"text": "caf\xe9 au lait is sold here."}', "not UTF-8: byte 0xe9 at offset 13"),
+    ],
+)
+def test_a_body_that_is_not_json_or_not_utf8_is_422_in_the_documented_shape(
+    base_url: str, content: bytes, problem: str
+) -> None:
+    response = httpx.post(f"{base_url}/v1/check", content=content, headers={**AUTH, "Content-Type": "application/json"})
     assert response.status_code == 422
-    assert response.json()["error"].startswith("invalid request: ")
+    assert response.headers["content-type"] == "application/json"
+    # The body is what is wrong: no character offset passed off as a field name ("field": "0").
+    assert response.json() == {"error": f"the body is {problem}", "details": [{"field": "body", "message": problem}]}
 
 
 def test_rate_limit_429_with_retry_after_per_key(lexical: str) -> None:
@@ -355,6 +375,48 @@ def test_deadline_returns_a_partial_result_instead_of_hanging(tmp_path: Path) ->
     assert "deadline of 0.5s reached: 1 of 2 claims not checked" in data["usage"]["notes"]
     assert [name for name, _ in sent] == ["claims", "claim", "verdict"]
     assert sent[-1][1]["partial"] is True
+
+
+def test_a_text_over_both_claim_limits_gets_one_truthful_note(tmp_path: Path) -> None:
+    # The checker's own max_claims (3) and the server's (2): one note, with the number of claims found.
+    config = tmp_path / "factcheck.toml"
+    config.write_text(
+        'profile = "offline"\n[agents.corpus]\nsource = "static"\nverifier = "scripted"\n[pipeline]\nmax_claims = 3\n'
+    )
+    text = "Paris is in France. Berlin is in Germany. Rome is in Italy. Madrid is in Spain. Lisbon is in Portugal."
+    with registered(StaticSource(), ScriptedVerifier()), server(config=str(config), max_claims=2) as url:
+        data = httpx.post(f"{url}/v1/check", json={"text": text}, headers=AUTH, timeout=30).json()
+        with httpx.stream("POST", f"{url}/v1/check/stream", json={"text": text}, headers=AUTH) as streamed:
+            streamed_verdict = events(streamed)[-1][1]
+    assert [c["text"] for c in data["claims"]] == ["Paris is in France.", "Berlin is in Germany."]
+    for verdict in (data, streamed_verdict):
+        notes = [note for note in verdict["usage"]["notes"] if "claims found" in note]
+        assert notes == ["5 claims found; only the first 2 were checked (the server's max_claims = 2)"]
+
+
+SHIPPED = "SciFact abstracts (5,183 biomedical research abstracts)"
+
+
+def test_answers_and_the_stream_say_which_profile_and_corpus_judged_with_the_caution(base_url: str) -> None:
+    text = "Vitamin C prevents the common cold in adults."
+    answer = httpx.post(f"{base_url}/v1/check", json={"text": text}, headers=AUTH, timeout=30).json()
+    again = httpx.post(f"{base_url}/v1/check", json={"text": text}, headers=AUTH, timeout=30).json()  # from memory
+    with httpx.stream("POST", f"{base_url}/v1/check/stream", json={"text": text}, headers=AUTH) as response:
+        streamed = events(response)[-1]
+    assert streamed[0] == "verdict"
+    expected = {
+        "profile": "offline",
+        "agents": [
+            {"name": "corpus", "source": "corpus", "verifier": "lexical", "corpus": SHIPPED, "domain": "biomedical"}
+        ],
+        "caution": (
+            f"Judged only against {SHIPPED}: a claim outside biomedicine gets a verdict from unrelated passages "
+            "or none; for general pages use --profile wiki (keyless) or --profile paper (with keys)."
+        ),
+    }
+    assert answer["judged_by"] == again["judged_by"] == streamed[1]["judged_by"] == expected
+    assert again["usage"]["cache_hits"] == {"answer": 1}
+    assert TextVerdict.from_dict(answer).judged_by is not None
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from factcheck import SCHEMA, Claim, ClaimVerdict, Evidence, InputError, Judgment, Label, TextVerdict, Usage
+from factcheck import (
+    SCHEMA,
+    Claim,
+    ClaimVerdict,
+    Evidence,
+    InputError,
+    JudgedBy,
+    JudgingAgent,
+    Judgment,
+    Label,
+    TextVerdict,
+    Usage,
+)
 
 texts = st.text(max_size=40)
 confidences = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
@@ -38,6 +50,16 @@ usages = st.builds(
     wall_s=st.dictionaries(texts, confidences, max_size=2),
     llm_calls=st.integers(0, 9),
 )
+optional_texts = st.none() | texts
+judged_bys = st.builds(
+    JudgedBy,
+    profile=optional_texts,
+    agents=st.lists(
+        st.builds(JudgingAgent, name=texts, source=texts, verifier=texts, corpus=optional_texts, domain=optional_texts),
+        max_size=2,
+    ).map(tuple),
+    caution=optional_texts,
+)
 text_verdicts = st.builds(
     TextVerdict,
     text=texts,
@@ -47,6 +69,7 @@ text_verdicts = st.builds(
     scorer=texts,
     labels=texts,
     usage=usages,
+    judged_by=st.none() | judged_bys,
 )
 
 
@@ -80,6 +103,34 @@ def test_json_has_the_documented_fields() -> None:
     judgment = claim["judgments"][0]
     assert set(judgment) == {"agent", "factuality", "confidence", "rationale", "evidence", "error"}
     assert {"source", "title", "url", "text"} <= set(judgment["evidence"][0])
+
+
+def test_judged_by_has_the_shape_clients_code_against_and_old_json_reads_without_it() -> None:
+    corpus = JudgingAgent(
+        "corpus", "corpus", "nli", "SciFact abstracts (5,183 biomedical research abstracts)", "biomedical"
+    )
+    judged = JudgedBy("offline", (corpus, JudgingAgent("wikipedia", "wikipedia", "nli")), "Judged only against ...")
+    data = TextVerdict("t", (), judged_by=judged).to_dict()
+    assert data["judged_by"] == {
+        "profile": "offline",
+        "agents": [
+            {
+                "name": "corpus",
+                "source": "corpus",
+                "verifier": "nli",
+                "corpus": "SciFact abstracts (5,183 biomedical research abstracts)",
+                "domain": "biomedical",
+            },
+            {"name": "wikipedia", "source": "wikipedia", "verifier": "nli", "corpus": None, "domain": None},
+        ],
+        "caution": "Judged only against ...",
+    }
+    assert TextVerdict.from_dict(data).judged_by == judged
+    recorded_before = {k: v for k, v in data.items() if k != "judged_by"}  # factcheck/1 JSON of before
+    assert TextVerdict.from_dict(recorded_before).judged_by is None
+    assert TextVerdict("t", ()).to_dict()["judged_by"] is None
+    with pytest.raises(InputError, match="judged_by agent corpus must be a string or null"):
+        TextVerdict.from_dict({**data, "judged_by": {"agents": [{"name": "a", "corpus": 3}]}})
 
 
 def test_signed_score_keeps_negative_zero() -> None:

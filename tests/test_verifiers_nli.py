@@ -307,3 +307,33 @@ def test_the_offline_default_checks_with_the_model_and_never_imports_torch() -> 
     judgment = verdict["claims"][0]["judgments"][0]
     assert judgment["agent"] == "corpus"
     assert judgment["factuality"] is None or judgment["rationale"].startswith(("SUPPORTS (p=", "REFUTES (p="))
+
+
+def test_evidence_with_reference_marks_is_read_sentence_by_sentence_without_them() -> None:
+    # A Wikipedia-style passage: "[2]" right after the full stop used to join the two sentences.
+    passage = "The Eiffel Tower is a lattice tower in Paris, France.[2] It was named after Gustave Eiffel.[3][4]"
+    assert split_sentences(passage) == [
+        "The Eiffel Tower is a lattice tower in Paris, France.",
+        "It was named after Gustave Eiffel.",
+    ]
+    result = judge("The Eiffel Tower is in Paris.", passage)
+    assert result.factuality is True
+    assert 'by (doc0): "The Eiffel Tower is a lattice tower in Paris, France."' in result.rationale
+
+
+@pytest.mark.parametrize(
+    ("nei", "shown"),
+    [
+        (0.7001, "relevance 0.2999 < 0.3"),
+        (0.705, "relevance 0.295 < 0.3"),
+        (0.72, "relevance 0.28 < 0.3"),
+        (0.99, "relevance 0.01 < 0.3"),
+    ],
+)
+def test_the_relevance_gate_never_shows_an_equal_number_as_less(nei: float, shown: str) -> None:
+    passage = Evidence("corpus", "Statins lower LDL cholesterol in adults.", "Statins")
+    support = (1 - nei) / 2
+    reading = Reading(((passage, passage.text),), np.array([[support, support, nei]]), (passage,), 1.0, 5)
+    assessment = NLIVerifier().decide(reading)
+    assert assessment.factuality is None
+    assert f"({shown}; " in assessment.rationale, assessment.rationale

@@ -7,7 +7,7 @@ actor methods), each through :func:`~factcheck.batch.runner.check_document`.
 The driver streams documents to the workers and writes every line itself,
 with the same resumable output, budgets and progress as the local engine.
 
-Ray is an optional extra: ``pip install 'factcheck-agents[ray]'``.
+Ray is an optional extra: ``pip install '.[ray]'`` in a checkout.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from factcheck.batch.output import failure_record
 from factcheck.config import Settings
 from factcheck.errors import ConfigError
 
-RAY_EXTRA = "pip install 'factcheck-agents[ray]'"
+RAY_EXTRA = "pip install '.[ray]' in a checkout"
 
 
 def import_ray() -> Any:

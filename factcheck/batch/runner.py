@@ -40,7 +40,7 @@ from factcheck.errors import ConfigError, InputError, raise_errors_requested
 from factcheck.pipeline import Checker
 from factcheck.resume import AppendLog
 from factcheck.types import Usage
-from factcheck.usage import Spending, current_spending, limit_reached
+from factcheck.usage import Spending, answers_from_cache, current_spending, limit_reached
 
 
 async def check_document(checker: Checker, doc: Document) -> dict[str, Any]:
@@ -134,13 +134,9 @@ class Budget:
         return limit_reached(self.max_llm_calls, self.max_cost_usd, tally.llm_calls, tally.cost_usd)
 
 
-# Cache hits that are not answers (loading a prebuilt search index) stay out of the hit rate.
-NOT_ANSWERS = frozenset({"corpus-index"})
-
-
 def lookups(usage: Usage) -> tuple[int, int]:
     """``(hits, misses)``: answers served from a cache, and answers made (LLM calls, searches, judgments)."""
-    hits = sum(n for kind, n in usage.cache_hits.items() if kind not in NOT_ANSWERS)
+    hits = answers_from_cache(usage)  # loading a prebuilt search index is no answer: out of the hit rate
     judged = sum(n for key, n in usage.calls.items() if key.startswith("verifier:"))
     return hits, usage.llm_calls + usage.search_calls + judged
 

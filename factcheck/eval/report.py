@@ -111,7 +111,7 @@ def write_plots(out: Path, rows: Sequence[Row], claim_scores: ClaimScores) -> li
     """Confusion matrices, a reliability diagram and score histograms per gold label, as PNG.
 
     ``claim_scores`` maps a scorer to its claim scores and the claims' gold outcomes. Needs
-    matplotlib (``pip install 'factcheck-agents[eval]'``); without it, no plot is written.
+    matplotlib (``pip install '.[eval]'`` in a checkout); without it, no plot is written.
     """
     try:
         import matplotlib

@@ -53,7 +53,9 @@ def rescore(verdict: TextVerdict, scorer: Scorer, rule: LabelRule) -> TextVerdic
     """Re-score a recorded check with another scorer or label rule; calls no source."""
     judged = [(c.claim, c.judgments) for c in verdict.claims]
     rescored = score_text(verdict.text, judged, scorer, rule, verdict.usage)
-    return replace(rescored, language=verdict.language, skipped=verdict.skipped, as_of=verdict.as_of)
+    return replace(
+        rescored, language=verdict.language, skipped=verdict.skipped, as_of=verdict.as_of, judged_by=verdict.judged_by
+    )
 
 
 __all__ = ["LabelRule", "Scorer", "rescore", "score_claim", "score_text"]

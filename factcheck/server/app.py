@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import PlainTextResponse, Response, StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
@@ -161,7 +161,9 @@ class StrictCORS(CORSMiddleware):
 
     def preflight_response(self, request_headers: Headers) -> Response:
         if not self.is_allowed_origin(request_headers.get("origin", "")):
-            return PlainTextResponse("origin not allowed", status_code=403)
+            # The documented error shape, like every other refusal (nothing in it to scrub).
+            body = json.dumps({"error": "origin not allowed (not in the server's --cors-origin list)"})
+            return Response(body, status_code=403, media_type="application/json")
         return super().preflight_response(request_headers)
 
 
@@ -300,10 +302,20 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
 
     @app.exception_handler(HTTPException)
     async def _http_error(request: Request, exc: HTTPException) -> Response:
+        if exc.status_code == 400 and isinstance(exc.__cause__, UnicodeDecodeError):
+            # FastAPI's "There was an error parsing the body": a body that is no UTF-8 is invalid JSON (422).
+            return body_error(f"not UTF-8: {unreadable_byte(exc.__cause__)}")
         return error(exc.status_code, str(exc.detail), dict(exc.headers or {}))
+
+    def body_error(problem: str) -> Response:
+        """422 for a body that cannot be read as JSON at all: the problem is the body, not a field of it."""
+        return error(422, f"the body is {problem}", details=[{"field": "body", "message": problem}])
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> Response:
+        for e in exc.errors():
+            if e.get("type") == "json_invalid":  # its "loc" holds a character offset, not a field
+                return body_error(f"not JSON: {json_position(e, exc.body)}")
         details = [
             {"field": ".".join(str(p) for p in e.get("loc", ()) if p != "body") or "body", "message": e.get("msg", "")}
             for e in exc.errors()
@@ -528,6 +540,23 @@ def app_from_environment() -> FastAPI:
 
     install_log_filters()
     return create_app(ServerSettings.from_json(os.environ[WORKER_SETTINGS]))
+
+
+def json_position(error: Any, body: Any) -> str:
+    """``Expecting value at line 1, column 10``: FastAPI's JSON decode error, said where it is."""
+    reason = str((error.get("ctx") or {}).get("error") or "invalid JSON")
+    loc = error.get("loc") or ()
+    offset = loc[-1] if loc and isinstance(loc[-1], int) else None
+    if offset is None or not isinstance(body, str):
+        return reason
+    line = body.count("\n", 0, offset) + 1
+    column = offset - (body.rfind("\n", 0, offset) + 1) + 1
+    return f"{reason} at line {line}, column {column}"
+
+
+def unreadable_byte(exc: UnicodeDecodeError) -> str:
+    """``byte 0xe9 at offset 14``: where a body stops being UTF-8."""
+    return f"byte 0x{exc.object[exc.start]:02x} at offset {exc.start}"
 
 
 def sse(name: str, data: dict[str, Any], scrub: Redactor) -> str:

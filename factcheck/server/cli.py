@@ -154,7 +154,7 @@ def serve(
         from factcheck.server.settings import ServerSettings
     except ImportError as exc:
         raise ConfigError(
-            f"factcheck serve needs the server extra ({exc.name} is missing): pip install 'factcheck-agents[server]'"
+            f"factcheck serve needs the server extra ({exc.name} is missing): pip install '.[server]' in a checkout"
         ) from None
 
     if corpus is not None:

@@ -11,7 +11,7 @@ whole check. Events, in order:
 
 - ``claims``: the extracted claims, before any is judged;
 - ``claim``: one claim's verdict, as soon as it is done (in completion order);
-- ``verdict``: the checked text (``TextVerdict.to_dict()``) with ``partial``.
+- ``verdict``: the checked text (``TextVerdict.to_dict()``, ``judged_by`` included) with ``partial``.
 
 When the deadline passes, claims not yet done get an abstaining judgment from
 each agent saying so, the verdict is marked ``"partial": true`` and a usage
@@ -121,18 +121,16 @@ async def check_events(
     skipped: tuple[SkippedSentence, ...] = ()  # sentences the extractor did not send, and why
     try:
         async with asyncio.timeout_at(deadline):
-            extraction = await checker.extraction(text, recorder)
+            # The server's limit goes to the extraction, so one note says how many were found and how many kept.
+            extraction = await checker.extraction(
+                text, recorder, max_claims=max_claims, max_claims_by="the server's max_claims"
+            )
             claims, skipped = list(extraction.claims), extraction.skipped
     except TimeoutError:
         recorder.notes.append(f"deadline of {deadline_s:g}s reached during claim extraction: no claim was checked")
         partial = True
     else:
         partial = False
-    if max_claims is not None and len(claims) > max_claims:
-        recorder.notes.append(
-            f"{len(claims)} claims found; only the first {max_claims} were checked (the server's max_claims)"
-        )
-        claims = claims[:max_claims]
     if admit is not None:
         admit(len(claims))
     yield CheckEvent("claims", {"claims": [claim.to_dict() for claim in claims]})
@@ -190,5 +188,6 @@ async def check_events(
         language=next(iter(languages), None),
         skipped=skipped,
         as_of=written,
+        judged_by=checker.judged_by(),
     )
     yield CheckEvent("verdict", {**verdict.to_dict(), "partial": partial})

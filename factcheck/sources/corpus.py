@@ -42,6 +42,9 @@ from factcheck.types import Claim, Evidence
 from factcheck.usage import record_cache_hit, record_call
 
 SHIPPED_CORPUS = Path(__file__).resolve().parent.parent / "data" / "scifact-corpus.jsonl.gz"
+# What a reader is told judged a verdict (``judged_by``): the shipped corpus by name, with its domain.
+SHIPPED_CORPUS_NAME = "SciFact abstracts (5,183 biomedical research abstracts)"
+SHIPPED_CORPUS_DOMAIN = "biomedical"
 INDEX_FORMAT = "bm25s-2"  # bump when passages or tokenisation change, to invalidate saved indexes
 FOLDER_SUFFIXES = (".txt", ".md")
 
@@ -268,6 +271,13 @@ class CorpusSource(Source):
     def corpus_path(self) -> Path:
         """The file or folder searched."""
         return Path(self.path).expanduser() if self.path else SHIPPED_CORPUS
+
+    def describe_corpus(self) -> tuple[str, str | None]:
+        """The collection searched, for readers, and its domain: the shipped SciFact abstracts are
+        ``biomedical``; a user's own corpus is named by its path, its domain unknown (``None``)."""
+        if self.corpus_path.resolve() == SHIPPED_CORPUS:
+            return SHIPPED_CORPUS_NAME, SHIPPED_CORPUS_DOMAIN
+        return str(self.path), None
 
     def cache_version(self) -> str:
         """The corpus's content fingerprint: an edited corpus is searched afresh, never answered from the cache."""

@@ -147,6 +147,15 @@ def _quote(sentence: str, limit: int = 200) -> str:
     return sentence if len(sentence) <= limit else sentence[: limit - 3] + "..."
 
 
+def _below(value: float, limit: float) -> str:
+    """``value`` with the digits that show it under ``limit`` ("0.2999 < 0.3", never "0.30 < 0.3")."""
+    for digits in range(2, 7):
+        shown = f"{value:.{digits}f}"
+        if float(shown) < limit:
+            return shown
+    return repr(value)
+
+
 NO_PASSAGE = "no passage in the corpus addresses this claim"
 
 
@@ -270,7 +279,7 @@ class NLIVerifier(Verifier):
                 None,
                 0.0,
                 f"{NO_PASSAGE}: NOT ENOUGH INFO in all {len(reading.sentences)} sentences read "
-                f"(relevance {reading.relevance:.2f} < {min_relevance:g}; "
+                f"(relevance {_below(reading.relevance, min_relevance)} < {min_relevance:g}; "
                 f"best P(supports) {support[0]:.2f}, P(refutes) {refute[0]:.2f})",
             )
         verdict, p, index = reading.decisive()
