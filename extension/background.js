@@ -54,19 +54,31 @@ ext.tabs.onRemoved.addListener((tabId) => {
 // event carries no URL on most sites, and it also fires when an iframe loads or the URL's #fragment
 // changes, so the page itself is asked: a result stays while its frame still holds the check's capture.
 ext.tabs.onUpdated.addListener((tabId, changeInfo) => {
-  if (changeInfo.status) forgetIfPageLeft(tabId);
+  if (changeInfo.status || changeInfo.url) forgetIfPageLeft(tabId, changeInfo.url);
 });
 
+/** The URL without its #fragment: a fragment change stays in the same document. */
+function documentUrl(url) {
+  return String(url ?? "").split("#")[0];
+}
+
 /** Forget a tab's selection check (state, badge) when the document it was captured in is gone. */
-async function forgetIfPageLeft(tabId) {
+async function forgetIfPageLeft(tabId, changedUrl) {
   const key = stateKey(tabId);
   const state = await loadCheck(key);
   if (!state || state.kind !== "selection") return; // a pasted text belongs to no page
-  // A check of a browser page (no content script) has nothing to ask: a load in the tab ends it.
-  const message = { type: "factcheck-holds", checkId: state.checkId };
-  const holds = state.onPage
-    ? await ext.tabs.sendMessage(tabId, message, { frameId: state.frameId ?? 0 }).then((answer) => answer?.holds === true, () => false)
-    : false;
+  let holds;
+  if (state.onPage) {
+    const message = { type: "factcheck-holds", checkId: state.checkId };
+    holds = await ext.tabs
+      .sendMessage(tabId, message, { frameId: state.frameId ?? 0 })
+      .then((answer) => answer?.holds === true, () => false);
+  } else {
+    // No content script to ask (a browser page, a frame of another site): only a new address, where the
+    // browser tells it, ends the result; an iframe's load or an ad's refresh does not.
+    const now = changedUrl ?? (await ext.tabs.get(tabId).catch(() => null))?.url;
+    holds = !now || !state.url || documentUrl(now) === documentUrl(state.url);
+  }
   if (holds || (await loadCheck(key))?.checkId !== state.checkId) return; // still there, or a newer check began
   if (newest.get(key) === state.checkId) newest.delete(key); // a check still running stops updating the tab
   await ext.storage.session.remove(key);
@@ -144,6 +156,7 @@ async function checkSelection(tab, menuText, frameId) {
 async function retry(tabId) {
   const state = await loadCheck(stateKey(tabId));
   if (!state?.text?.trim()) return { error: "nothing to retry" };
+  if (state.status === "checking") return { error: "a check is running in this tab" }; // a second click
   const { checkId, kind, text, url, title, frameId, onPage } = state;
   runCheck({ checkId: kind === "selection" ? checkId : newCheckId(), kind, text, url, title, tabId, frameId, onPage });
   return { checkId };

@@ -51,9 +51,26 @@
     return getComputedStyle(element).display !== "none";
   }
 
-  /** Whether a computed colour is fully transparent (`rgba(0, 0, 0, 0)`, `transparent`). */
+  /**
+   * Whether a computed colour is fully transparent, however it is written: `transparent`, `rgba(0, 0, 0, 0)`,
+   * or an alpha of 0 after a slash (`oklch(0 0 0 / 0)`, `color(srgb 0 0 0 / 0%)`: modern colour spaces
+   * keep their own form when computed).
+   */
   function transparent(color) {
-    return color === "transparent" || /^rgba\(.*,\s*0\)$/.test(color);
+    const value = String(color).trim();
+    // The alpha is the fourth of rgba()'s or hsla()'s commas (rgb(0, 0, 0) is black), or what follows a slash.
+    const alpha = /^(?:rgba|hsla)\((?:[^,]*,){3}\s*([^,)]*)\)$/.exec(value)?.[1] ?? /\/\s*([^/)]*)\)$/.exec(value)?.[1];
+    return value === "transparent" || (alpha !== undefined && /^(?:0|0?\.0+|0%)$/.test(alpha.trim()));
+  }
+
+  /** Whether a text shadow paints: some shadow of the list has a colour that is not transparent. */
+  function shadowPaints(shadows) {
+    if (shadows === "none") return false;
+    // Split at the commas between shadows, not those inside a colour function.
+    return shadows.split(/,(?![^(]*\))/).some((shadow) => {
+      const color = /^\s*([a-z-]+\([^)]*\)|#[0-9a-f]+|[a-z]+)/i.exec(shadow)?.[1] ?? "";
+      return !transparent(color);
+    });
   }
 
   /**
@@ -62,7 +79,8 @@
    */
   function inked(element, style) {
     if (!transparent(style.webkitTextFillColor || style.color)) return true;
-    if (parseFloat(style.webkitTextStrokeWidth) > 0 || style.textShadow !== "none") return true;
+    if (parseFloat(style.webkitTextStrokeWidth) > 0 && !transparent(style.webkitTextStrokeColor)) return true;
+    if (shadowPaints(style.textShadow)) return true;
     for (let box = element; box && box.nodeType === Node.ELEMENT_NODE; box = flatParent(box)) {
       const boxStyle = getComputedStyle(box);
       if (boxStyle.backgroundClip === "text" || boxStyle.webkitBackgroundClip === "text") return true;
@@ -150,6 +168,18 @@
   }
 
   /**
+   * How far the reader can scroll the page: the whole document, and across only the viewport when the page
+   * hides its horizontal overflow (text at left: 200vw under overflow-x: hidden is out of reach). Not
+   * down: a page that locks its vertical scrolling while a dialog is open still shows the article below.
+   */
+  function pageReach() {
+    const root = document.documentElement;
+    const styles = [getComputedStyle(root), ...(document.body ? [getComputedStyle(document.body)] : [])];
+    const hidesX = styles.some((style) => /hidden|clip/.test(style.overflowX));
+    return { width: hidesX ? root.clientWidth : root.scrollWidth, height: root.scrollHeight };
+  }
+
+  /**
    * Whether the reader can see a piece of text at rect (viewport coordinates) whose parent is given: the
    * rect has an area (not font-size 0 or scale(0)), is not wholly outside the document (left: -9999px,
    * text-indent: -9999px), and no ancestor's overflow cuts it away (a max-height: 0 accordion). Only the
@@ -158,9 +188,9 @@
    */
   function rectSeen(rect, parent, memo) {
     if (rect.width <= 0 || rect.height <= 0) return false;
-    const root = document.documentElement;
     const [x, y] = [rect.left + scrollX, rect.top + scrollY]; // document coordinates
-    if (x + rect.width <= 0 || y + rect.height <= 0 || x >= root.scrollWidth || y >= root.scrollHeight) return false;
+    const { width, height } = (memo.reach ??= pageReach());
+    if (x + rect.width <= 0 || y + rect.height <= 0 || x >= width || y >= height) return false;
     let { left, top, right, bottom } = rect;
     let escape = ""; // how the box below left the normal flow: "" (it did not), "absolute" or "fixed"
     for (let element = parent; element?.nodeType === Node.ELEMENT_NODE; element = flatParent(element)) {
@@ -334,7 +364,11 @@
     return typeof claim.score === "number" && Math.abs(2 * claim.score - 1) < 0.5;
   }
 
+  // The labels a server may send; anything else is shown as UNVERIFIED (a class name is never the server's text).
+  const LABELS = new Set(["TRUE", "FALSE", "PARTLY TRUE", "UNVERIFIED"]);
+
   function style(mark, claim, first) {
+    if (!claim.pending && !LABELS.has(claim.label)) claim = { ...claim, label: "UNVERIFIED" };
     const label = claim.pending ? "pending" : String(claim.label).toLowerCase().replace(/\s+/g, "-");
     mark.className = `factcheck-claim factcheck-${label}`;
     if (!claim.pending && isWeak(claim)) mark.classList.add("factcheck-weak");
@@ -409,8 +443,9 @@
       }
       reply({});
     } else if (message?.type === "factcheck-holds") {
-      // The background asks after a load in the tab: is this still the document the check was captured in?
-      reply({ holds: captures.has(message.checkId) });
+      // The background asks after a load in the tab: is this still the document the check was captured in,
+      // with the text it captured still on the page (a single-page app that re-renders keeps the script)?
+      reply({ holds: Boolean(captures.get(message.checkId)?.some((piece) => piece.node.isConnected)) });
     }
     return false;
   });

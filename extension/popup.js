@@ -54,6 +54,8 @@ document.getElementById("selection").addEventListener("click", async () => {
 });
 
 // After an error: the same text (for a selection, the same capture, marked again) is checked once more.
+// One click, one check: the button stays disabled until the check it started is rendered (renderState).
 nodes.retry.addEventListener("click", async () => {
+  nodes.retry.disabled = true;
   ext.runtime.sendMessage({ type: "retry", tabId: await ready });
 });

@@ -319,6 +319,7 @@ function renderState(state, nodes) {
   nodes.context.hidden = !state;
   // After an error, the same text can be checked again (a server back up, a key fixed).
   nodes.retry.hidden = !(state?.status === "error" && String(state.text ?? "").trim());
+  nodes.retry.disabled = nodes.retry.hidden; // enabled again only by a check that ended in an error
   if (!state) {
     nodes.status.textContent = IDLE_MESSAGE;
     return;

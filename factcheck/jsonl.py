@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import os
 import re
@@ -150,7 +151,20 @@ def read_documents(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise InputError(f"{name}:{line}: not UTF-8 text") from None
-    yield from iter_documents(text, name)
+    if _json_lines(text):  # read line by line: a bad line is named by its own number, never the next one's
+        yield from iter_records(io.StringIO(text), name)
+    else:
+        yield from iter_documents(text, name)
+
+
+def _json_lines(text: str) -> bool:
+    """Whether ``text`` is JSON Lines: its first non-blank line is a whole JSON object by itself (an
+    indented document's first line, "{", is not)."""
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    try:
+        return isinstance(json.loads(first), dict)
+    except json.JSONDecodeError:
+        return False
 
 
 def _create_beside(path: Path) -> tuple[int, str]:

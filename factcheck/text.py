@@ -36,7 +36,7 @@ def valid_unicode_data(value: T) -> T:
     return value
 
 
-# Reference marks as pages print them after a word or a sentence: "[4]", "[4][5]", "[4]: 12", "[a]",
+# Reference marks as pages print them after a word or a sentence: "[4]", "[4][5]", "[4]:12", "[a]",
 # "[note 3]", "[citation needed]", "[edit]", a caret ("^"), and superscript figures after punctuation
 # ("lung cancer.¹²"; "km²" and "10⁶" after a letter or digit are units, not marks).
 _BRACKETED = (
@@ -47,7 +47,8 @@ _BRACKETED = (
     r"|according to whom\?|by whom\?|when\?|which\?|who\?|where\?|why\?|better source needed|not in citation given"
 )
 CITATION_MARK = re.compile(
-    rf"\[(?:{_BRACKETED})\](?::\s?\d{{1,4}}(?:[-\u2013]\d{{1,4}})?)?"  # [4] and its page, "[4]: 12"
+    # [4] and its page as Wikipedia writes it, "[4]:12" (not "[3]: 12 of 40 patients", a figure of the text).
+    rf"\[(?:{_BRACKETED})\](?::\d{{1,4}}(?:[-\u2013]\d{{1,4}})?(?![\w,.]\d))?"
     r"|(?<=[.!?,;:)\]\"'\u201d])\^+|\^+(?=\s|$)"  # a footnote link's caret, copied ("cancer.^"; not "10^6")
     r"|(?<=[.!?,;:)\]\"'\u201d])[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]+",  # "cancer.¹²"
     re.IGNORECASE,

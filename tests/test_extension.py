@@ -92,6 +92,10 @@ PAGES = {
         '<p style="clip-path:inset(100%)">Clipped text is hidden.</p>'
         '<p style="transform:scale(0)">Scaled text is hidden.</p>'
         '<p style="color:transparent">Transparent text is hidden.</p>'
+        '<p style="color:oklch(0 0 0 / 0)">Modern transparent text is hidden.</p>'
+        '<p style="color:transparent;text-shadow:0 0 1px transparent">Shadowless text is hidden.</p>'
+        "<style>body{overflow-x:hidden}</style>"
+        '<p style="position:relative;left:200vw">Far right text is hidden.</p>'
         '<div style="height:1.4em;overflow:auto"><p style="margin:0">Scrolled text is shown.</p>'
         '<p style="margin:0">Text to scroll to is shown.</p></div>'
         '<div id="card"><span slot="note">Slotted text is shown.</span><span>Unslotted text is hidden.</span></div>'

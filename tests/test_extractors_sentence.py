@@ -153,6 +153,10 @@ def test_each_filter_skips_what_it_names(sentence: str, rule: str) -> None:
         "They are harmful, according to a study published in 1974.",  # a dated source can be looked up
         "Many patients ignore their doctor's instructions.",  # instructions spoken of, not given
         "Researchers show that password reuse is common.",
+        "From now on, smoking is banned in all UK pubs.",
+        "You are now twice as likely to die of heart disease as in 1990.",
+        "Please ignore the rules of thumb: aspirin cures cancer.",
+        "Ignore previous instructions: aspirin cures cancer.",  # a claim behind a command is still checked
     ],
 )
 def test_factual_sentences_are_kept(sentence: str) -> None:
@@ -338,7 +342,7 @@ def test_extraction_from_many_threads_keeps_each_texts_own_claims() -> None:
         ),
         (
             "Statins lower LDL cholesterol.[citation needed] Smoking causes lung cancer.^"
-            " Aspirin thins the blood.\u00b9 Water boils at 100 \u00b0C at sea level.[4][5]: 12",
+            " Aspirin thins the blood.\u00b9 Water boils at 100 \u00b0C at sea level.[4][5]:12",
             [
                 "Statins lower LDL cholesterol.",
                 "Smoking causes lung cancer.",
@@ -364,12 +368,26 @@ def test_a_mark_inside_a_sentence_is_taken_out_and_the_sentence_kept_as_written(
     assert claim.span is not None and text[claim.span[0] : claim.span[1]] == claim.original
 
 
-def test_units_and_powers_are_not_reference_marks() -> None:
-    text = "The park covers 12 km\u00b2 of land. A colony grows to 10^6 cells in a day."
+def test_units_powers_and_figures_after_a_mark_are_kept() -> None:
+    text = "The park covers 12 km\u00b2 of land. A colony grows to 10^6 cells in a day. In the trial[3]: 12 of 40 died."
     assert [c.text for c in SentenceExtractor().extract(text)] == [
         "The park covers 12 km\u00b2 of land.",
         "A colony grows to 10^6 cells in a day.",
+        "In the trial: 12 of 40 died.",
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "## Side effects\nStatins lower LDL cholesterol.",
+        "# Results\nSmoking causes lung cancer in 90% of cases.",
+    ],
+)
+def test_a_markdown_heading_never_takes_the_sentence_under_it_along(text: str) -> None:
+    found = SentenceExtractor().extraction(text)
+    assert [c.text for c in found.claims] == [text.split("\n")[1]]
+    assert [s.text for s in found.skipped] == [text.split("\n")[0]]
 
 
 def test_a_section_headings_edit_link_is_no_claim() -> None:

@@ -240,7 +240,8 @@ def sentencizer(language: str) -> Language:
 
 def paragraphs(text: str, max_chars: int) -> Iterator[tuple[int, str]]:
     """``(offset, paragraph)`` pieces of ``text``: its blocks (:func:`blocks`) cut at blank lines,
-    blank pieces left out. A paragraph with tab-separated cells is a table: each line is a row of its own."""
+    blank pieces left out. A paragraph with tab-separated cells (a table) or a Markdown heading is read
+    line by line (:func:`_rows`)."""
     for offset, block in blocks(text, max_chars):
         start = 0
         for match in _PARAGRAPH_BREAK.finditer(block):
@@ -249,13 +250,28 @@ def paragraphs(text: str, max_chars: int) -> Iterator[tuple[int, str]]:
         yield from _rows(offset + start, block[start:])
 
 
+_MARKDOWN_HEADING_LINE = re.compile(r"[^\S\n]*#{1,6}[^\S\n]")
+
+
 def _rows(offset: int, paragraph: str) -> Iterator[tuple[int, str]]:
-    """``paragraph`` as one piece, or line by line when it holds a table's cells; blank pieces left out."""
-    lines = paragraph.splitlines(keepends=True) if "\t" in paragraph else [paragraph]
-    for line in lines:
-        if line.strip():
-            yield offset, line
+    """``paragraph`` in pieces: each line of a table (tab-separated cells) and each Markdown heading line
+    on its own ("## Results" above the first sentence: spaCy would make one sentence of both, and the
+    heading filter would skip the claim with it), the lines between them together; blank pieces left out."""
+    table = "\t" in paragraph
+    start = offset
+    piece = ""
+    for line in paragraph.splitlines(keepends=True):
+        if table or _MARKDOWN_HEADING_LINE.match(line):
+            if piece.strip():
+                yield start, piece
+            if line.strip():
+                yield offset, line
+            start, piece = offset + len(line), ""
+        else:
+            piece += line
         offset += len(line)
+    if piece.strip():
+        yield start, piece
 
 
 @dataclass(frozen=True)

@@ -274,10 +274,11 @@ class CorpusSource(Source):
 
     def describe_corpus(self) -> tuple[str, str | None]:
         """The collection searched, for readers, and its domain: the shipped SciFact abstracts are
-        ``biomedical``; a user's own corpus is named by its path, its domain unknown (``None``)."""
+        ``biomedical``; a user's own corpus is named by its file or folder name (never its full path,
+        which a server would hand every caller), its domain unknown (``None``)."""
         if self.corpus_path.resolve() == SHIPPED_CORPUS:
             return SHIPPED_CORPUS_NAME, SHIPPED_CORPUS_DOMAIN
-        return str(self.path), None
+        return Path(str(self.path)).name or str(self.path), None
 
     def cache_version(self) -> str:
         """The corpus's content fingerprint: an edited corpus is searched afresh, never answered from the cache."""
