@@ -11,6 +11,23 @@ under ``max_bytes`` by evicting the least recently used entries. A file found
 corrupt (truncated, overwritten) is moved aside as ``cache.sqlite.corrupt-<time>``
 with one warning, and a fresh cache is started in its place: a broken cache
 must neither stop a check nor silently stop caching (paying for every call).
+The other ways a cache breaks are said once too, and the checks go on:
+
+- a damaged write-ahead log (``cache.sqlite-wal`` that is no SQLite WAL): what
+  it held since the last checkpoint is lost (SQLite ignores such a file); one
+  warning, a copy kept as ``cache.sqlite.corrupt-<time>-wal``;
+- a read-only cache file: answers are still read from it, nothing new is
+  stored; one warning;
+- a cache that cannot be opened at all (a folder in the file's place, a
+  read-only folder, a path under a file): nothing is read or stored; one
+  warning.
+
+Each of these is also a note in the ``usage.notes`` of the checks it affects
+(a damaged log or a file set aside: the check that found it; a read-only or
+unusable cache: every check while it lasts). A read-only or unusable cache is
+tried again after ``REOPEN_S`` seconds, so a long-running server recovers once
+it is fixed. The connection is closed when the process exits, so SQLite folds
+the log into the main file and a finished run leaves no log behind.
 
 Components reach the cache of the check they run in through :func:`cached`,
 which also counts hits in the check's ``usage``.
@@ -19,13 +36,17 @@ which also counts hits in the check's ``usage``.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import hashlib
 import json
 import logging
 import os
+import shutil
 import sqlite3
+import struct
 import threading
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
@@ -33,13 +54,15 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from factcheck.paths import cache_dir
-from factcheck.usage import record_cache_hit
+from factcheck.usage import current_usage, record_cache_hit
 
 T = TypeVar("T")
 log = logging.getLogger("factcheck.cache")
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 DEFAULT_ABSENCE_TTL_S = 3600.0
+REOPEN_S = 60.0  # a read-only or unusable cache is tried again after this long
+_WAL_MAGIC = (0x377F0682, 0x377F0683)  # a SQLite WAL header's first word: checksums little- or big-endian
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
     key TEXT PRIMARY KEY,
@@ -82,9 +105,19 @@ class Cache:
         self.refresh = refresh
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
+        # Why the cache is read-only, or cannot be used at all, and until when that holds (monotonic).
+        self.read_only: str | None = None
+        self.unusable: str | None = None
+        self._broken_until = 0.0
+        self._news: list[str] = []  # one-off warnings not yet noted in a check's usage
+        self._news_lock = threading.Lock()  # not self._lock: a query may hold that for the busy time-out
+        _OPEN.add(self)
 
     def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.is_dir():
+            raise IsADirectoryError(f"{self.path} is a folder, not a cache file")
+        self._check_wal()
         connection = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
         try:
             connection.execute("PRAGMA journal_mode=WAL")
@@ -142,13 +175,118 @@ class Cache:
             where = "it is gone"
         except OSError as err:  # cannot move it: the error reaches the caller, which carries on uncached
             raise sqlite3.DatabaseError(f"corrupt cache {self.path} cannot be moved aside: {err}") from exc
-        log.warning("the cache %s is corrupt (%s): %s; a fresh cache was started", self.path, exc, where)
+        self._warn(f"the cache {self.path} is corrupt ({exc}): {where}; a fresh cache was started")
+
+    def _warn(self, message: str, lasting: bool = False) -> None:
+        """Log ``message`` once in this process (several checkers may open the same file); a one-off one
+        also goes to the next check's usage notes."""
+        with self._news_lock:
+            if message in _WARNED:
+                return
+            _WARNED.add(message)
+            if not lasting:
+                self._news.append(message)
+        log.warning("%s", message)
+
+    def _check_wal(self) -> None:
+        """Warn once (and keep a copy) when the write-ahead log is no SQLite WAL: SQLite ignores such a file,
+        so what it held since the last checkpoint is lost without a word."""
+        wal = Path(f"{self.path}-wal")
+        try:
+            with wal.open("rb") as file:
+                head = file.read(32)
+        except OSError:
+            return  # none (the usual case after a clean close), or unreadable: SQLite will say
+        if not head or _valid_wal_header(head):
+            return
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        copy = self.path.with_name(f"{self.path.name}.corrupt-{stamp}-wal")
+        try:
+            shutil.copyfile(wal, copy)
+            kept = f"a copy is at {copy}"
+        except OSError as err:
+            kept = f"no copy could be kept: {err}"
+        self._warn(
+            f"the cache's write-ahead log {wal} is damaged (not a SQLite WAL): anything written to it since the"
+            f" last checkpoint is lost, and the cache goes on without it; {kept}"
+        )
+        # Left in place (another process may have the database open): SQLite starts it afresh on the next write.
+
+    def _usable(self) -> bool:
+        """False while the cache is known to be unusable (until ``REOPEN_S`` after it was found so)."""
+        if (self.unusable or self.read_only) and time.monotonic() >= self._broken_until:
+            self.unusable = self.read_only = None  # try again: it may have been fixed
+        return self.unusable is None
+
+    def _failed(self, exc: sqlite3.Error | OSError) -> None:
+        """Record why the cache cannot be written (read-only, reads still work) or used at all, warn once."""
+        self.close()
+        message = str(exc).lower()
+        cause = f"{type(exc).__name__}: {exc}"
+        if self.path.is_dir():
+            cause = "a folder is where the cache file should be"
+        elif ("readonly" in message or "read-only" in message) and self.read_only is None and self._readable():
+            self.read_only = cause
+            self._broken_until = time.monotonic() + REOPEN_S
+            self._warn(
+                f"the cache {self.path} is read-only ({cause}): answers are read from it, but nothing new is"
+                " stored (make it writable, or point --cache or [cache] path elsewhere)",
+                lasting=True,
+            )
+            return
+        self.unusable = cause
+        self._broken_until = time.monotonic() + REOPEN_S
+        self._warn(
+            f"the cache {self.path} cannot be used ({cause}): checks go on without it, reading and storing"
+            " nothing (fix it, or point --cache or [cache] path elsewhere)",
+            lasting=True,
+        )
+
+    def _readable(self) -> bool:
+        """Whether the cache file can at least be read (a read-only file in a writable folder can)."""
+        try:
+            connection = sqlite3.connect(self.path, timeout=5, check_same_thread=False, isolation_level=None)
+            try:
+                connection.execute("SELECT 1 FROM entries LIMIT 1").fetchall()
+            finally:
+                connection.close()
+        except sqlite3.Error:
+            return False
+        return True
+
+    def _guarded(self, operation: Callable[[], T], default: T) -> T:
+        """``operation()``, or ``default`` when the cache is (found) unusable; a busy or locked database
+        raises as before (the caller treats it as a miss), a corrupt one is set aside (:meth:`_retry`)."""
+        for _ in range(2):  # a write found read-only is tried once more, as a read
+            if not self._usable():
+                return default
+            try:
+                return self._retry(operation)
+            except (sqlite3.Error, OSError) as exc:
+                if isinstance(exc, sqlite3.Error) and _busy(exc):
+                    raise
+                self._failed(exc)
+        return default
+
+    def problem(self) -> str | None:
+        """What a check should be told about this cache: why it is read-only or unusable, else ``None``."""
+        if not self._usable():
+            return f"cache not used: {self.unusable}"
+        if self.read_only:
+            return f"cache read-only, nothing new stored: {self.read_only}"
+        return None
+
+    def news(self) -> list[str]:
+        """The one-off warnings (a damaged log, a file set aside) not yet passed on; each is passed on once."""
+        with self._news_lock:
+            news, self._news = self._news, []
+        return news
 
     def get(self, key: str) -> Any | None:
         """The value stored under ``key``, or ``None`` (also when it expired, or with ``refresh`` on)."""
         if self.refresh:
             return None
-        return self._retry(lambda: self._get(key))
+        return self._guarded(lambda: self._get(key), None)
 
     def _get(self, key: str) -> Any | None:
         now = time.time()
@@ -157,16 +295,20 @@ class Cache:
             if row is None:
                 return None
             if row[1] is not None and row[1] <= now:
-                db.execute("DELETE FROM entries WHERE key = ?", (key,))
+                if not self.read_only:
+                    db.execute("DELETE FROM entries WHERE key = ?", (key,))
                 return None
-            db.execute("UPDATE entries SET accessed = ? WHERE key = ?", (now, key))
+            if not self.read_only:
+                db.execute("UPDATE entries SET accessed = ? WHERE key = ?", (now, key))
         return json.loads(row[0])
 
     def set(self, key: str, kind: str, value: Any, ttl_s: float | None = None) -> None:
         """Store ``value`` (JSON-serialisable), for ``ttl_s`` seconds if given, and evict old entries
         beyond ``max_bytes``."""
         text = json.dumps(value, ensure_ascii=False)
-        self._retry(lambda: self._set(key, kind, text, ttl_s))
+        if not self._usable() or self.read_only:
+            return  # nothing can be stored (said once, and in each check's notes)
+        self._guarded(lambda: self._set(key, kind, text, ttl_s), None)
 
     def _set(self, key: str, kind: str, text: str, ttl_s: float | None) -> None:
         now = time.time()
@@ -200,7 +342,7 @@ class Cache:
                 found = db.execute("SELECT COUNT(*), COALESCE(SUM(size), 0) FROM entries").fetchone()
             return int(found[0]), int(found[1])
 
-        entries, size = self._retry(count)
+        entries, size = self._guarded(count, (0, 0))
         return {"entries": entries, "bytes": size}
 
     def close(self) -> None:
@@ -209,6 +351,45 @@ class Cache:
             if self._connection is not None:
                 self._connection.close()
                 self._connection = None
+
+
+_OPEN: weakref.WeakSet[Cache] = weakref.WeakSet()
+_WARNED: set[str] = set()  # the warnings logged in this process
+
+
+@atexit.register
+def _close_all() -> None:
+    """Close every cache at exit: SQLite then folds the write-ahead log into the main file."""
+    for cache in list(_OPEN):
+        if cache._lock.acquire(timeout=1):  # a query still running in a worker thread must not hold up the exit
+            try:
+                if cache._connection is not None:
+                    with suppress(sqlite3.Error):
+                        cache._connection.close()
+                    cache._connection = None
+            finally:
+                cache._lock.release()
+
+
+def _valid_wal_header(head: bytes) -> bool:
+    """Whether ``head`` (a WAL file's first 32 bytes) is a SQLite WAL header whose checksum checks out."""
+    if len(head) < 32:
+        return False
+    magic, version, _page, _seq, _salt1, _salt2, sum1, sum2 = struct.unpack(">8I", head)
+    if magic not in _WAL_MAGIC or version != 3007000:
+        return False
+    order = ">" if magic & 1 else "<"
+    s1 = s2 = 0
+    for x1, x2 in struct.iter_unpack(f"{order}2I", head[:24]):
+        s1 = (s1 + x1 + s2) & 0xFFFFFFFF
+        s2 = (s2 + x2 + s1) & 0xFFFFFFFF
+    return (s1, s2) == (sum1, sum2)
+
+
+def _busy(exc: sqlite3.Error) -> bool:
+    """True for a database another connection holds (busy, locked): a passing state, not a broken cache."""
+    message = str(exc).lower()
+    return "locked" in message or "busy" in message
 
 
 def _corrupt(exc: sqlite3.DatabaseError) -> bool:
@@ -271,8 +452,9 @@ async def cached(
     try:
         # SQLite may wait on another process's lock: keep that off the event loop.
         stored = await asyncio.to_thread(cache.get, key)
-    except sqlite3.Error:
+    except (sqlite3.Error, OSError):
         stored = None  # a broken cache must not break a check
+    _note(cache)
     if stored is not None:
         record_cache_hit(kind)
         return stored  # type: ignore[no-any-return]
@@ -281,9 +463,20 @@ async def cached(
         validate(value)
     is_absence = absent(value) if absent is not None else _empty(value)
     ttl_s = cache.absence_ttl_s if is_absence else None
-    with suppress(sqlite3.Error, TypeError, ValueError):
+    with suppress(sqlite3.Error, OSError, TypeError, ValueError):
         await asyncio.to_thread(cache.set, key, kind, value, ttl_s)
+    _note(cache)
     return value
+
+
+def _note(cache: Cache) -> None:
+    """Tell the current check, once, what is wrong with ``cache`` (see :meth:`Cache.problem`, :meth:`Cache.news`)."""
+    recorder = current_usage.get()
+    if recorder is None:
+        return
+    for note in (*cache.news(), cache.problem()):
+        if note is not None and note not in recorder.notes:
+            recorder.notes.append(note)
 
 
 def _empty(value: object) -> bool:

@@ -214,6 +214,42 @@ independence_flag = click.option(
     show_default=True,
     help="merge: agreeing agents citing near-duplicate evidence count once.",
 )
+serper_url_flag = click.option(
+    "--serper-url",
+    cls=HelpOption,
+    default_text="settings, else https://google.serper.dev",
+    help="Base URL of the Serper API.",
+)
+wikipedia_url_flag = click.option(
+    "--wikipedia-url",
+    cls=HelpOption,
+    default_text="settings, else https://en.wikipedia.org/w/api.php",
+    help="MediaWiki API URL.",
+)
+
+
+def endpoint_flags(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--serper-url`` and ``--wikipedia-url``: where the search agents send their requests, the same
+    flags in every command that checks (check, batch, eval, serve)."""
+    return serper_url_flag(wikipedia_url_flag(command))
+
+
+def budget_flags(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--max-cost``, ``--max-llm-calls`` and ``--max-searches``: limits checked before each paid request
+    (:class:`~factcheck.usage.Spending`), the same in ``check`` and ``batch``."""
+    command = click.option(
+        "--max-searches",
+        type=click.IntRange(min=0),
+        help="Send no search request (Serper, SerpAPI, MediaWiki; each retry counts) once this many are sent.",
+    )(command)
+    command = click.option(
+        "--max-llm-calls", type=click.IntRange(min=0), help="Make no LLM call once this many are made."
+    )(command)
+    return click.option(
+        "--max-cost", type=click.FloatRange(min=0), help="Make no paid call once this many US dollars are spent."
+    )(command)
+
+
 scoring_trust_flag = click.option(
     "--trust",
     "trust_file",
@@ -403,18 +439,7 @@ def _unmet(condition: str, verdict: TextVerdict) -> str | None:
 @config_flag
 @llm_base_url_flag
 @llm_model_flag
-@click.option(
-    "--serper-url",
-    cls=HelpOption,
-    default_text="settings, else https://google.serper.dev",
-    help="Base URL of the Serper API.",
-)
-@click.option(
-    "--wikipedia-url",
-    cls=HelpOption,
-    default_text="settings, else https://en.wikipedia.org/w/api.php",
-    help="MediaWiki API URL.",
-)
+@endpoint_flags
 @cache_flag
 @no_cache_flag
 @refresh_flag
@@ -452,6 +477,7 @@ def _unmet(condition: str, verdict: TextVerdict) -> str | None:
     show_default=True,
     help="With --independence merge: how similar two agents' evidence must be to count once.",
 )
+@budget_flags
 def check(
     text: str | None,
     file: Path | None,
@@ -477,8 +503,14 @@ def check(
     trust_file: Path | None,
     independence: str,
     independence_threshold: float,
+    max_cost: float | None,
+    max_llm_calls: int | None,
+    max_searches: int | None,
 ) -> None:
-    """Check TEXT (or --file F, or - for standard input) and report the verdict."""
+    """Check TEXT (or --file F, or - for standard input) and report the verdict.
+
+    With a budget (--max-cost, --max-llm-calls, --max-searches), a request the budget does not allow is not
+    sent: its agent abstains, and what was sent is said on standard error."""
     content = _read_text(text, file)
     if as_of is not None:
         try:
@@ -506,7 +538,15 @@ def check(
         tau=tau,
         trust_file=trust_file,
     )
-    verdict = checker.check(content, as_of=as_of)
+    from factcheck.usage import Spending, current_spending
+
+    budgeted = any(limit is not None for limit in (max_cost, max_llm_calls, max_searches))
+    spending = Spending(max_llm_calls, max_cost, max_searches) if budgeted else None
+    token = current_spending.set(spending)
+    try:
+        verdict = checker.check(content, as_of=as_of)
+    finally:
+        current_spending.reset(token)
     if fmt == "json":
         click.echo(json.dumps(verdict.to_dict(), ensure_ascii=False, indent=2))
     elif fmt == "jsonl":  # one line per text: what `factcheck score` and other JSON Lines readers take
@@ -516,6 +556,8 @@ def check(
 
         # Piped output keeps long lines (URLs) whole instead of wrapping them at 80 columns.
         render(verdict, Console(soft_wrap=not sys.stdout.isatty()))
+    if spending is not None and (reached := spending.reached()) is not None:
+        click.echo(f"budget: {reached}; sent {spending.sent()}", err=True)
     failed = failure(verdict, fail_on)
     if failed is not None:
         status, reason = failed

@@ -303,7 +303,9 @@ def settings_from_mapping(data: Mapping[str, Any], where: str = CONFIG_FILE) -> 
             extractor=str(extractor.pop("name")) if "name" in extractor else None,
             extractor_options=extractor,
             scorer=str(scoring.pop("scorer", "mafc")),
-            labels=str(scoring.pop("labels", "compose")),
+            # A file that sets the text thresholds and no rule means the threshold rule, as it did before
+            # compose became the default.
+            labels=str(scoring.pop("labels", "threshold" if "thresholds" in scoring else "compose")),
             scoring_options=scoring,
             max_concurrency=pipeline.get("max_concurrency", 8),
             agent_timeout_s=pipeline.get("agent_timeout_s", 60.0),
@@ -335,11 +337,28 @@ def read_config(path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
 
 
+# (source, option, variable): the search endpoints a variable sets, as the CLI's --serper-url / --wikipedia-url do.
+ENDPOINT_VARIABLES = (
+    ("serper", "base_url", "FACTCHECK_SERPER_URL"),
+    ("wikipedia", "api_url", "FACTCHECK_WIKIPEDIA_URL"),
+)
+
+
 def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
     """``FACTCHECK_PROFILE``, ``_EXTRACTOR``, ``_SCORER``, ``_LABELS``, ``_CORPUS``,
-    ``_MAX_CONCURRENCY``, ``_AGENT_TIMEOUT_S``, ``_MAX_CLAIMS``, ``_CACHE`` (a path) and ``_NO_CACHE``; and the
-    LLM's ``OPENAI_BASE_URL``, ``FACTCHECK_LLM_BASE_URL`` / ``_MODEL`` / ``_API_KEY_ENV``."""
+    ``_MAX_CONCURRENCY``, ``_AGENT_TIMEOUT_S``, ``_MAX_CLAIMS``, ``_CACHE`` (a path) and ``_NO_CACHE``; the
+    search endpoints ``FACTCHECK_SERPER_URL`` and ``FACTCHECK_WIKIPEDIA_URL`` (what ``--serper-url`` and
+    ``--wikipedia-url`` set); and the LLM's ``OPENAI_BASE_URL``, ``FACTCHECK_LLM_BASE_URL`` / ``_MODEL`` /
+    ``_API_KEY_ENV``."""
     overrides: dict[str, Any] = {}
+    # Endpoint variables (issue 24): serve's --serper-url / --wikipedia-url set them for every checker it builds.
+    endpoints = {
+        source: {option: env[variable]}
+        for source, option, variable in ENDPOINT_VARIABLES
+        if env.get(variable, "").strip()
+    }
+    if endpoints:
+        overrides["source_options"] = endpoints
     for key in ("profile", "extractor", "scorer", "labels", "corpus"):
         value = env.get(f"FACTCHECK_{key.upper()}")
         if value:

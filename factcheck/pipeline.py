@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import inspect
 import json
 import os
 import time
 import unicodedata
 import weakref
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import CancelledError as CancelledFuture
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -43,7 +45,7 @@ from factcheck.language import Detection
 from factcheck.language import detect as detect_language
 from factcheck.language import refusal as language_refusal
 from factcheck.llm.client import current_llm_settings, llm_settings
-from factcheck.plugins.calls import call_plugin, run_beside, usable_evidence
+from factcheck.plugins.calls import abandon, call_plugin, run_beside, settled, start_plugin, usable_evidence
 from factcheck.plugins.manager import get_registry
 from factcheck.routing import RoutingPolicy, build_routing
 from factcheck.scoring import rescore, score_text
@@ -116,6 +118,7 @@ class Agent:
 FALLBACK_EXTRACTOR = "sentence"
 EXTRACT_CHARS_PER_CLAIM = 500  # with max_claims = 200, claims are read from the first 100,000 characters
 UNREADY_RETRY_S = 600.0  # a component whose prepare() timed out is not waited for again before this
+PREPARE_CLOCK_SLACK_S = 0.05  # a wait for prepare_timeout_s may end this much early (timer granularity)
 
 
 CACHE_SETTINGS = ("absence_ttl_s", "enabled", "max_mb", "path", "refresh")
@@ -156,9 +159,11 @@ def split_scoring_options(options: dict[str, Any], scorer: Scorer, rule: LabelRu
     unknown = sorted(set(options) - scorer_keys - rule_keys)
     if unknown:
         known = ", ".join(sorted(scorer_keys | rule_keys)) or "none"
+        # The text thresholds belong to the paper's rule, which is no longer the default (compose is).
+        hint = " (thresholds are the threshold rule's: add --labels threshold)" if "thresholds" in unknown else ""
         raise ConfigError(
             f"unknown scoring option {', '.join(unknown)} for scorer {scorer.name!r} "
-            f"and labels {rule.name!r} (options: {known})"
+            f"and labels {rule.name!r} (options: {known}){hint}"
         )
     scorer = scorer.configure(**{k: v for k, v in options.items() if k in scorer_keys})
     rule = rule.configure(**{k: v for k, v in options.items() if k in rule_keys and k not in scorer_keys})
@@ -242,6 +247,10 @@ class Checker:
         self.cache = open_cache(settings.cache)
         # Components whose prepare() timed out, by id: (retry after, why), so later checks skip them at once.
         self._unready: dict[int, tuple[float, str]] = {}
+        # Prepares running in the background, by component id, and the components a check gave up waiting
+        # for (later checks do not wait for them until one of their prepares has ended).
+        self._preparing: dict[int, _Preparing] = {}
+        self._slow: set[int] = set()
 
     def with_agents(self, agents: Sequence[Agent]) -> Checker:
         """This checker with other agents; it shares the extractor, scorer, label rule, routing and cache."""
@@ -460,36 +469,79 @@ class Checker:
             return replace(extraction, claims=tuple(claims))
         return extraction
 
+    def ready_wait_s(self) -> float:
+        """How long a check waits for a component's ``prepare()``: its agents' time-out (an agent that
+        cannot start within the time it has to answer is as good as timed out), at most
+        ``prepare_timeout_s``. Counted from when the prepare started, so a check that joins one
+        started by an earlier check (or by the server's warm-up) waits only for the rest."""
+        return min(self.settings.agent_timeout_s, self.settings.prepare_timeout_s)
+
     async def prepare_component(self, component: Source | Verifier) -> str | None:
-        """Run ``component.prepare()`` as a check does, with this checker's LLM settings and cache,
-        under ``prepare_timeout_s``: ``None`` when it can run, else why its agents abstain.
+        """Run ``component.prepare()`` as a check does, with this checker's LLM settings and cache:
+        ``None`` when it can run, else why its agents abstain.
+
+        The prepare runs in the background, on the component's loop, for up to ``prepare_timeout_s``;
+        a check waits for it at most :meth:`ready_wait_s`. One still running then is not waited for
+        again (nor its retries) until one of its prepares has ended: its agents abstain at once, saying
+        so, and the other agents answer at full speed; a later check finds it done, or a prepare still
+        not done after ``prepare_timeout_s`` is given up (and tried again after :data:`UNREADY_RETRY_S`).
 
         A ConfigError or InputError (a bad corpus path) is raised: the user must fix it.
         A missing API key or a service that refused for good skips the agents that need it.
         """
         if _inherits_prepare(component):  # nothing to prepare: no need to reach its loop
             return None
-        unready = self._unready.get(id(component))
+        key, limit = id(component), self.settings.prepare_timeout_s
+        unready = self._unready.get(key)
         if unready is not None and unready[0] > time.monotonic():
             return unready[1]  # it hung a moment ago: do not make every check wait for it again
-        tokens = (current_llm_settings.set(self.llm), current_cache.set(self.cache))
+        running = self._preparing.get(key)
+        if running is None:
+            tokens = (current_llm_settings.set(self.llm), current_cache.set(self.cache))
+            try:
+                running = _Preparing(start_plugin(component, "prepare", timeout_s=limit), time.monotonic())
+            finally:
+                current_llm_settings.reset(tokens[0])
+                current_cache.reset(tokens[1])
+            self._preparing[key] = running
+        wait = 0.0 if key in self._slow else running.started + self.ready_wait_s() - time.monotonic()
         try:
-            await call_plugin(component, "prepare", timeout_s=self.settings.prepare_timeout_s)
+            done = await settled(running.future, wait)
+        except asyncio.CancelledError:
+            self._slow.add(key)  # its check ran out of time waiting (a server's deadline): later ones do not wait
+            raise
+        timed_out = f"prepare of {component.name} did not finish within {limit:g}s"
+        if not done:
+            age = time.monotonic() - running.started
+            if age < limit - PREPARE_CLOCK_SLACK_S:  # else its wait was prepare_timeout_s itself: timed out
+                self._slow.add(key)
+                return (
+                    f"{component.name} is not ready: its prepare() goes on in the background (checks wait "
+                    f"{self.ready_wait_s():g}s for it, prepare_timeout_s = {limit:g}); "
+                    "its agents abstain until it is done"
+                )
+            abandon(component, running.future)  # one that blocks its loop cannot time itself out
+        if self._preparing.get(key) is running:
+            del self._preparing[key]
+        try:
+            if not done:
+                raise TimeoutError
+            running.future.result()
+        except (TimeoutError, CancelledFuture):
+            self._unready[key] = (time.monotonic() + UNREADY_RETRY_S, timed_out)
+            return timed_out
         except (ConfigError, InputError):
+            self._slow.discard(key)  # it ended, if badly: a later prepare of it is waited for as any other
             raise
         except (MissingKeyError, ServiceRefusedError) as exc:
+            self._slow.discard(key)
             return f"skipped: {exc}"
-        except TimeoutError:
-            reason = f"prepare of {component.name} did not finish within {self.settings.prepare_timeout_s:g}s"
-            self._unready[id(component)] = (time.monotonic() + UNREADY_RETRY_S, reason)
-            return reason
         except Exception as exc:
+            self._slow.discard(key)
             if raise_errors_requested():
                 raise
             return f"prepare failed in {component.name}: {type(exc).__name__}: {exc}"
-        finally:
-            current_llm_settings.reset(tokens[0])
-            current_cache.reset(tokens[1])
+        self._slow.discard(key)
         return None
 
     async def _prepare_agents(self, recorder: UsageRecorder) -> dict[str, str]:
@@ -508,6 +560,8 @@ class Checker:
             reason = await self.prepare_component(component)
             if reason is not None:
                 recorder.count(recorder.errors, f"{kind}:{component.name}")
+                if reason.startswith(f"{component.name} is not ready") and reason not in recorder.notes:
+                    recorder.notes.append(reason)
             return reason
 
         results = await asyncio.gather(*(prepare(kind, c) for (kind, _), c in components.items()))
@@ -675,6 +729,14 @@ def _inherits_prepare(component: Source | Verifier) -> bool:
     return getattr(type(component), "prepare", None) is base.prepare
 
 
+@dataclass(frozen=True)
+class _Preparing:
+    """A component's ``prepare()`` running in the background, and when it started (``time.monotonic()``)."""
+
+    future: Future[Any]
+    started: float
+
+
 class _AgentRefused(Exception):
     """The agent's service refused for good earlier in this check: skip it without calling anything."""
 
@@ -690,7 +752,17 @@ def _read_text(text: str, claims: list[Claim], reference: datetime) -> tuple[lis
 
 async def _extraction(extractor: ClaimExtractor, text: str) -> Extraction:
     """What ``extractor`` makes of ``text``: its ``extraction`` (claims and skipped sentences), or, for a
-    plugin that has only ``extract``, its claims."""
+    plugin that has only ``extract``, its claims.
+
+    An extractor with a coroutine ``aextraction`` (the ``llm`` one) is awaited on its package's loop:
+    a time-out then cancels its model request. Its synchronous ``extraction`` would run in a worker
+    thread that no time-out stops, sending retries after the check has given up on it.
+    """
+    if inspect.iscoroutinefunction(getattr(extractor, "aextraction", None)):
+        found = await call_plugin(extractor, "aextraction", text)
+        if isinstance(found, Extraction):
+            return found
+        raise TypeError(f"aextraction() must return an Extraction, got {type(found).__name__}")
     if callable(getattr(extractor, "extraction", None)):
         found = await call_plugin(extractor, "extraction", text)
         if isinstance(found, Extraction):

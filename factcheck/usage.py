@@ -81,13 +81,23 @@ def answers_from_cache(usage: Usage) -> int:
     return sum(n for kind, n in usage.cache_hits.items() if kind not in INDEX_LOADS)
 
 
-def limit_reached(max_llm_calls: int | None, max_cost_usd: float | None, llm_calls: int, cost_usd: float) -> str | None:
-    """Why a budget of ``max_llm_calls`` calls and ``max_cost_usd`` dollars allows nothing more after
-    ``llm_calls`` calls costing ``cost_usd``, or ``None`` (the wording of ``--max-llm-calls`` / ``--max-cost``)."""
+def limit_reached(
+    max_llm_calls: int | None,
+    max_cost_usd: float | None,
+    llm_calls: int,
+    cost_usd: float,
+    max_searches: int | None = None,
+    searches: int = 0,
+) -> str | None:
+    """Why a budget of ``max_llm_calls`` calls, ``max_cost_usd`` dollars and ``max_searches`` search requests
+    allows nothing more after ``llm_calls`` calls costing ``cost_usd`` and ``searches`` requests, or ``None``
+    (the wording of ``--max-llm-calls`` / ``--max-cost`` / ``--max-searches``)."""
     if max_llm_calls is not None and llm_calls >= max_llm_calls:
         return f"--max-llm-calls {max_llm_calls} reached ({llm_calls} calls made)"
     if max_cost_usd is not None and cost_usd >= max_cost_usd:
         return f"--max-cost {max_cost_usd:g} reached (${cost_usd:.4f} spent)"
+    if max_searches is not None and searches >= max_searches:
+        return f"--max-searches {max_searches} reached ({searches} search requests sent)"
     return None
 
 
@@ -99,15 +109,21 @@ class Spending:
     never exceeded, however many calls are in flight); its cost is added once
     its answer says how many tokens it took. ``max_cost_usd`` is checked before
     each call against what is spent, so it can be passed by at most the cost of
-    the calls already in flight.
+    the calls already in flight. A search request first takes a slot with
+    :meth:`charge_search` (``max_searches``, counted by service); once any limit
+    is reached, neither kind of request starts.
     """
 
-    def __init__(self, max_llm_calls: int | None = None, max_cost_usd: float | None = None) -> None:
+    def __init__(
+        self, max_llm_calls: int | None = None, max_cost_usd: float | None = None, max_searches: int | None = None
+    ) -> None:
         self.max_llm_calls = max_llm_calls
         self.max_cost_usd = max_cost_usd
+        self.max_searches = max_searches
         self._lock = threading.Lock()
         self.llm_calls = 0
         self.cost_usd = 0.0
+        self.searches: Counter[str] = Counter()  # service -> search requests sent (each retry is one)
 
     def reached(self) -> str | None:
         """Why no further paid call may start, or ``None``."""
@@ -115,7 +131,10 @@ class Spending:
             return self._reached_locked()
 
     def _reached_locked(self) -> str | None:
-        return limit_reached(self.max_llm_calls, self.max_cost_usd, self.llm_calls, self.cost_usd)
+        searches = sum(self.searches.values())
+        return limit_reached(
+            self.max_llm_calls, self.max_cost_usd, self.llm_calls, self.cost_usd, self.max_searches, searches
+        )
 
     def charge(self) -> None:
         """Take a slot for one model call; BudgetReachedError when a limit is reached."""
@@ -130,8 +149,33 @@ class Spending:
         with self._lock:
             self.cost_usd += cost_usd
 
+    def charge_search(self, service: str) -> None:
+        """Take a slot for one search request to ``service``; BudgetReachedError when any limit is reached
+        (once a run's budget is spent, a search only feeds a check that is cut short anyway)."""
+        with self._lock:
+            reason = self._reached_locked()
+            if reason is not None:
+                raise BudgetReachedError(f"budget: {reason}")
+            self.searches[service] += 1
+
+    def sent(self) -> str:
+        """``5 LLM calls, 12 search requests (serper 8, wikipedia 4), $0.0012``: what went out, as counted
+        before each request was sent (whether or not its check finished)."""
+        with self._lock:
+            by_service = ", ".join(f"{name} {n}" for name, n in sorted(self.searches.items()))
+            searches = f"{sum(self.searches.values())} search requests" + (f" ({by_service})" if by_service else "")
+            return f"{self.llm_calls} LLM calls, {searches}, ${self.cost_usd:.4f}"
+
 
 current_spending: ContextVar[Spending | None] = ContextVar("factcheck_spending", default=None)
+
+
+def charge_search(service: str) -> None:
+    """Before a search request is sent (each retry too): take a slot from the current :class:`Spending`,
+    if any (BudgetReachedError when spent), and count it in the check's ``usage.search_calls``."""
+    if (spending := current_spending.get()) is not None:
+        spending.charge_search(service)
+    record_search()
 
 
 def charge_llm_call() -> None:
@@ -160,6 +204,23 @@ def record_llm(prompt_tokens: int, completion_tokens: int, cost_usd: float = 0.0
         with recorder._lock:
             recorder.llm_calls += 1
             recorder.estimated_llm_calls += int(estimated)
+            recorder.prompt_tokens += prompt_tokens
+            recorder.completion_tokens += completion_tokens
+            recorder.cost_usd += cost_usd
+
+
+def amend_llm(
+    *, calls: int = 0, estimated: int = 0, prompt_tokens: int = 0, completion_tokens: int = 0, cost_usd: float = 0.0
+) -> None:
+    """Correct what :func:`record_llm` counted for a request when it was sent, by these differences: its
+    answer's real tokens and cost in place of the estimate, or a request the server refused with an error
+    status (nothing billed) taken out again."""
+    if (spending := current_spending.get()) is not None:
+        spending.add_cost(cost_usd)
+    if (recorder := current_usage.get()) is not None:
+        with recorder._lock:
+            recorder.llm_calls += calls
+            recorder.estimated_llm_calls += estimated
             recorder.prompt_tokens += prompt_tokens
             recorder.completion_tokens += completion_tokens
             recorder.cost_usd += cost_usd

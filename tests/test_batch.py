@@ -5,7 +5,11 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import os
+import re
+import socket
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,11 +24,13 @@ from factcheck.batch.progress import spending
 from factcheck.batch.runner import Budget, LocalEngine, Tally, run_batch
 from factcheck.cli import cli
 from factcheck.errors import ConfigError, InputError
+from factcheck.net import REFUSALS, UNREACHABLE, digest
 from factcheck.pipeline import Agent, Checker
 from factcheck.resume import AppendLog, read_done
 from factcheck.testing import ScriptedVerifier, StaticSource
 from factcheck.testing_llm import FakeChatServer
 from factcheck.types import Assessment, Claim, Evidence
+from tests.fakes import FakeServer, Request, Response
 
 CORPUS = [
     {"id": "p1", "title": "Statins", "text": "Statins lower LDL cholesterol in adults with high cholesterol."},
@@ -486,3 +492,135 @@ def test_an_html_pages_headings_are_marked_and_never_checked_as_claims() -> None
         ("## Side effects of statins in adults", "heading"),
     ]
     assert len(found.claims) == 2
+
+
+# ---- budgets over searches, and what went out (issue 24, item 4) -----------------------------
+
+
+def search_config(folder: Path, serper: str, wikipedia: str, verifier: str = "lexical", **llm: str) -> Path:
+    """Two search agents, Serper and MediaWiki (at the fake servers' URLs), judged by ``verifier``."""
+    lines = ['profile = "offline"']
+    agents = (("web", "serper", "base_url", serper), ("wiki", "wikipedia", "api_url", wikipedia))
+    for name, source, option, url in agents:
+        lines += [f"[agents.{name}]", f'source = "{source}"', f'verifier = "{verifier}"']
+        lines.append(f"{option} = {json.dumps(url)}")
+    if llm:
+        lines += ["[llm]", 'model = "gpt-4o-mini"', *(f"{k} = {json.dumps(v)}" for k, v in llm.items())]
+    config = folder / "search.toml"
+    config.write_text("\n".join(lines) + "\n")
+    return config
+
+
+def serper_answer(request: Request) -> Response:
+    query = request.json()["q"]
+    return Response({"organic": [{"title": query, "snippet": query, "link": "https://example.org/" + query[:5]}]})
+
+
+@pytest.fixture(scope="module")
+def running_fakes() -> Iterator[tuple[FakeServer, FakeServer]]:
+    # One pair for the module: stopping a server takes half a second (serve_forever's poll interval).
+    with FakeServer() as serper, FakeServer() as wiki:
+        yield serper, wiki
+
+
+@pytest.fixture
+def search_fakes(
+    running_fakes: tuple[FakeServer, FakeServer], monkeypatch: pytest.MonkeyPatch
+) -> tuple[FakeServer, FakeServer]:
+    """A fake Serper (one organic result per query) and a fake MediaWiki (no page found), with the Serper
+    key set and nothing remembered as refused or unreachable."""
+    serper, wiki = running_fakes
+    for server in running_fakes:
+        server.requests.clear()
+        server.queued.clear()
+    serper.route("POST", "/search", serper_answer)
+    wiki.route("GET", "/w/api.php", lambda request: Response({"batchcomplete": True, "query": {}}))
+    monkeypatch.setenv("SERPER_API_KEY", "test-serper-key-0123456789")
+    REFUSALS.clear()
+    UNREACHABLE.clear()
+    return serper, wiki
+
+
+def test_max_searches_stops_searches_and_the_summary_counts_what_went_out(
+    tmp_path: Path, search_fakes: tuple[FakeServer, FakeServer]
+) -> None:
+    path, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    texts = ["Statins lower LDL cholesterol.", "Smoking causes lung cancer.", "Aspirin lowers heart attacks."]
+    path.write_text("".join(json.dumps({"id": f"d{i}", "text": t}) + "\n" for i, t in enumerate(texts)))
+    serper, wiki = search_fakes
+    config = search_config(tmp_path, serper.url, f"{wiki.url}/w/api.php")
+    code, output = run("batch", path, "--out", out, "--config", config, "--no-cache", "--max-searches", "3")
+    sent_serper, sent_wiki = len(serper.requests), len(wiki.requests)
+    assert code == 3, output
+    assert sent_serper + sent_wiki <= 3  # no request past the budget
+    assert "--max-searches 3 reached (3 search requests sent)" in output
+    # What went out, counted from the requests as each was sent, documents cut short included: what the fakes
+    # received (a request cancelled on its way, by a sibling query refused, is counted: it may have arrived).
+    counted = re.search(r"3 search requests \(serper (\d+), wikipedia (\d+)\)", output)
+    assert counted is not None, output
+    assert int(counted[1]) >= sent_serper and int(counted[2]) == sent_wiki
+    assert len(lines_of(out)) < 3
+
+
+def test_a_reached_llm_budget_stops_the_searches_of_the_checks_in_flight(
+    tmp_path: Path, search_fakes: tuple[FakeServer, FakeServer], fake_llm: FakeChatServer
+) -> None:
+    path, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    path.write_text(
+        json.dumps({"id": "a", "text": "Statins lower LDL cholesterol."})
+        + "\n"
+        + json.dumps({"id": "b", "text": "Smoking causes lung cancer."})
+        + "\n"
+    )
+    serper, wiki = search_fakes
+
+    def busy_for_smoking(request: Request) -> Response:
+        # The second document's search is answered "busy, try again" once the first document's one LLM
+        # call has been made: its retry would be sent with the budget spent.
+        if "Smoking" in request.json()["q"]:
+            deadline = time.monotonic() + 5
+            while not fake_llm.requests and time.monotonic() < deadline:
+                time.sleep(0.01)
+            return Response({"message": "busy"}, status=503, headers={"Retry-After": "0.1"})
+        return serper_answer(request)
+
+    serper.route("POST", "/search", busy_for_smoking)
+    # The key counts as accepted already: else the first search holds the others back until it is answered.
+    REFUSALS.accept(("serper", serper.url, digest(os.environ["SERPER_API_KEY"])))
+    config = search_config(tmp_path, serper.url, f"{wiki.url}/w/api.php", verifier="llm", base_url=fake_llm.url)
+    args = ("batch", path, "--out", out, "--config", config, "--no-cache", "--concurrency", "2")
+    code, output = run(*args, "--max-llm-calls", "1")
+    smoking = [r for r in serper.requests if "Smoking" in r.json()["q"]]
+    sent = len(serper.requests) + len(wiki.requests)
+    assert code == 3, output
+    assert fake_llm.requests == 1
+    assert len(smoking) <= 1  # no retry sent with the budget reached (nor the first, if it came later)
+    assert f"1 LLM calls, {sent} search requests (serper {len(serper.requests)}, wikipedia {len(wiki.requests)})" in (
+        " ".join(output.split())
+    )
+
+
+def test_a_batch_aimed_at_an_unreachable_host_says_so_once_and_does_not_grind(
+    tmp_path: Path, search_fakes: tuple[FakeServer, FakeServer]
+) -> None:
+    _, wiki = search_fakes
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    path, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    texts = [f"Statins lower LDL cholesterol by {i} percent." for i in range(8)]
+    path.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(texts)))
+    config = search_config(tmp_path, "https://google.serper.dev", f"{wiki.url}/w/api.php")
+    started = time.monotonic()
+    code, output = run(
+        "batch", path, "--out", out, "--config", config, "--no-cache", "--serper-url", f"http://127.0.0.1:{port}"
+    )
+    assert code == 0, output
+    assert time.monotonic() - started < 30  # no retries, no time-outs: each document is done at once
+    named = f"serper: cannot reach 127.0.0.1:{port} (connection refused)"
+    assert " ".join(output.split()).count(f"warning: {named}") == 1  # said once, not once per document
+    records = lines_of(out)
+    assert len(records) == 8
+    for record in records:
+        web = next(j for j in record["claims"][0]["judgments"] if j["agent"] == "web")
+        assert named in web["error"] and web["factuality"] is None

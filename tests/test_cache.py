@@ -1,7 +1,13 @@
 """The SQLite cache: round trips, version keys, size bound, several processes, and `cached`."""
 
 import asyncio
+import json
+import logging
 import multiprocessing
+import os
+import shutil
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -76,3 +82,121 @@ def test_cache_flags_and_settings(tmp_path: Path) -> None:
     assert cache is not None and cache.max_bytes == 1_000_000
     with pytest.raises(ConfigError, match="unknown setting size"):
         open_cache({"size": 3})
+
+
+def _crashed_copy(tmp_path: Path) -> Path:
+    """A cache as a process that was killed leaves it: its entries still in the write-ahead log."""
+    live = tmp_path / "live"
+    live.mkdir(parents=True)
+    cache = Cache(live / "cache.sqlite")
+    for i in range(5):
+        cache.set(f"k{i}", "x", {"i": i})
+    crashed = tmp_path / "crashed"
+    shutil.copytree(live, crashed)  # while the connection is open: nothing checkpointed
+    cache.close()
+    assert (crashed / "cache.sqlite-wal").stat().st_size > 0
+    return crashed / "cache.sqlite"
+
+
+def test_a_damaged_write_ahead_log_is_said_once_with_a_copy_kept(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = _crashed_copy(tmp_path)
+    assert Cache(path).get("k1") == {"i": 1}  # an intact log is read back
+    path = _crashed_copy(tmp_path / "again")
+    Path(f"{path}-wal").write_bytes(b"garbage " * 4096)
+    cache = Cache(path)
+    recorder = UsageRecorder()
+
+    async def compute() -> dict[str, int]:
+        return {"value": 1}
+
+    token = current_cache.set(cache), current_usage.set(recorder)
+    try:
+        with caplog.at_level(logging.WARNING, logger="factcheck.cache"):
+            assert cache.get("k1") is None  # lost with the log
+            assert asyncio.run(cached("search", "1", {"q": "x"}, compute)) == {"value": 1}
+            cache.set("fresh", "x", 2)
+            assert cache.get("fresh") == 2  # the cache goes on
+    finally:
+        current_cache.reset(token[0])
+        current_usage.reset(token[1])
+    warnings = [r.getMessage() for r in caplog.records if r.name == "factcheck.cache"]
+    assert len(warnings) == 1 and "write-ahead log" in warnings[0] and "damaged" in warnings[0]
+    assert [n for n in recorder.notes if "write-ahead log" in n] == [warnings[0]]  # in the check's notes, once
+    [copy] = path.parent.glob("cache.sqlite.corrupt-*-wal")
+    assert copy.read_bytes().startswith(b"garbage ")
+    cache.close()
+    assert Cache(path).get("fresh") == 2
+
+
+# A read-only file or folder needs a user the permissions apply to: root ignores them, so as root the
+# probe runs in a child process as "nobody" (skipped where that cannot be done).
+_READ_ONLY_PROBE = """
+import json, logging, sys
+from factcheck.cache import Cache
+records = []
+handler = logging.Handler()
+handler.emit = lambda record: records.append(record.getMessage())
+logging.getLogger("factcheck.cache").addHandler(handler)
+cache = Cache(sys.argv[1])
+got = [cache.get("k0"), cache.get("k1")]
+cache.set("new", "x", 1)
+problem = getattr(cache, "problem", lambda: None)()  # (the code before this fix had none)
+print(json.dumps({"got": got, "new": cache.get("new"), "problem": problem, "warnings": records}))
+"""
+
+
+def _probe(path: Path) -> dict[str, object]:
+    import subprocess
+
+    command = [sys.executable, "-c", _READ_ONLY_PROBE, str(path)]
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root with no setpriv to drop privileges: permissions would not apply")
+        command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *command]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
+    if done.returncode != 0 and os.geteuid() == 0 and "factcheck" not in done.stderr:
+        pytest.skip(f"cannot run as an unprivileged user here: {done.stderr.strip()[-200:]}")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("what", ["file", "folder"])
+def test_a_read_only_cache_is_said_once_and_read_when_it_can_be(what: str) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="factcheck-ro-"))  # not under tmp_path: "nobody" must reach it
+    try:
+        folder.chmod(0o777)
+        path = folder / "cache.sqlite"
+        cache = Cache(path)
+        cache.set("k0", "x", {"i": 0})
+        cache.close()
+        (path if what == "file" else folder).chmod(0o444 if what == "file" else 0o555)
+        found = _probe(path)
+    finally:
+        folder.chmod(0o755)
+        shutil.rmtree(folder)
+    warnings = found["warnings"]
+    assert isinstance(warnings, list) and len(warnings) == 1, warnings
+    assert found["new"] is None  # nothing stored, and nothing raised
+    if what == "file":
+        assert found["got"] == [{"i": 0}, None]  # what it holds is still read
+        assert "is read-only" in warnings[0] and str(found["problem"]).startswith("cache read-only")
+    else:
+        assert "cannot be used" in warnings[0] and str(found["problem"]).startswith("cache not used")
+
+
+def test_a_finished_process_leaves_its_entries_in_the_file_not_the_log(tmp_path: Path) -> None:
+    import subprocess
+
+    path = tmp_path / "cache.sqlite"
+    # A cache still referenced at exit (the CLI's is, through its checker): kept alive here by a frozen cycle.
+    script = (
+        "import gc, sys\nfrom factcheck.cache import Cache\ncycle = [Cache(sys.argv[1])]\ncycle.append(cycle)\n"
+        "cycle[0].set('k', 'x', {'kept': True})\ndel cycle\ngc.freeze()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    subprocess.run([sys.executable, "-c", script, str(path)], check=True, env=env, timeout=60)
+    assert not Path(f"{path}-wal").exists()  # folded in at exit: garbage in a stale log cannot cost them
+    assert Cache(path).get("k") == {"kept": True}

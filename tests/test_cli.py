@@ -188,7 +188,10 @@ def test_score_reads_what_check_prints_as_json_jsonl_an_array_or_documents_in_a_
         ('{\n  "text": "t",\n  "claims": [\n}\n', "in.json:4: not valid JSON (Expecting value, column 1)"),
         ('[\n  {"text": "t", "claims": []},\n  3\n]\n', "in.json:3: item 2 of the array is not a JSON object"),
         ('[\n  {"text": "t", "claims": []},\n  {"text": "no claims"}\n]\n', "in.json:3: a checked text needs"),
-        ('{"text": "t", "claims": []}\n"a string"\n', "in.json:2: expected a JSON object (a checked text)"),
+        ('{"text": "t", "claims": []}\n"a string"\n', "in.json:2: each line must be a JSON object"),
+        # JSON Lines are read line by line: a cut line is named by its own number, not the next one's.
+        ('{"text": "t", "claims": []}\n{"text": \n{"text": "u", "claims": []}\n', "in.json:2: not valid JSON"),
+        ('{"text": "t", "claims": []} "a string"\n', "in.json:1: expected a JSON object"),
         ('[{"text": "t", "claims": []}\n', "in.json:2: not valid JSON (the array is not closed)"),
     ],
 )
@@ -516,16 +519,17 @@ def test_the_report_and_the_json_say_which_corpus_and_profile_judged_with_a_caut
             "or none; for general pages use --profile wiki (keyless) or --profile paper (with keys)."
         ),
     }
-    # A corpus of the user's own: named by its path, its domain unknown, and no caution.
+    # A corpus of the user's own: named by its file name (a server never hands out its paths), its domain
+    # unknown, and no caution.
     corpus = tmp_path / "tower.txt"
     corpus.write_text("The Eiffel Tower in Paris was completed in 1889.\n")
     code, output = run("check", "The Eiffel Tower was completed in 1889.", "--corpus", str(corpus), "--format", "json")
     assert json.loads(output)["judged_by"]["agents"] == [
-        {"name": "corpus", "source": "corpus", "verifier": "nli", "corpus": str(corpus), "domain": None}
+        {"name": "corpus", "source": "corpus", "verifier": "nli", "corpus": "tower.txt", "domain": None}
     ]
     assert json.loads(output)["judged_by"]["caution"] is None
     code, output = run("check", "The Eiffel Tower was completed in 1889.", "--corpus", str(corpus))
-    assert f"over {corpus}" in output and "caution:" not in output
+    assert "over tower.txt" in output and str(tmp_path) not in output and "caution:" not in output
 
 
 def test_the_usage_line_counts_answers_from_the_cache_not_loading_the_corpus_index() -> None:
@@ -590,3 +594,69 @@ def test_extras_declare_the_html_cleaner_that_old_pip_leaves_out() -> None:
     for extra in ("batch", "dev"):
         names = [re.split(r"[<>=\[ ]", requirement)[0] for requirement in extras[extra]]
         assert "trafilatura" in names and "lxml_html_clean" in names, extra
+
+
+# ---- the same endpoint and budget flags wherever a command checks (issue 24, items 4 and 9) ------
+
+
+@pytest.mark.parametrize("command", ["check", "batch", "eval", "serve"])
+def test_every_command_that_checks_takes_the_endpoint_flags(command: str) -> None:
+    code, output = run(command, "--help")
+    assert code == 0, output
+    assert "--serper-url" in output and "--wikipedia-url" in output
+
+
+@pytest.mark.parametrize("command", ["check", "batch"])
+def test_check_and_batch_take_the_same_budget_flags(command: str) -> None:
+    code, output = run(command, "--help")
+    assert code == 0, output
+    assert all(flag in output for flag in ("--max-cost", "--max-llm-calls", "--max-searches"))
+
+
+def test_check_stops_searching_at_its_budget_and_says_what_was_sent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from factcheck.net import REFUSALS, UNREACHABLE
+    from tests.fakes import FakeServer, Request, Response
+
+    def serper(request: Request) -> Response:
+        query = request.json()["q"]
+        return Response({"organic": [{"title": query, "snippet": query, "link": "https://example.org/a"}]})
+
+    monkeypatch.setenv("SERPER_API_KEY", "test-serper-key-0123456789")
+    REFUSALS.clear()
+    UNREACHABLE.clear()
+    config = tmp_path / "factcheck.toml"
+    config.write_text(
+        'profile = "offline"\n[agents.web]\nsource = "serper"\nverifier = "lexical"\n'
+        '[agents.wiki]\nsource = "wikipedia"\nverifier = "lexical"\n'
+    )
+    with FakeServer() as fake:
+        fake.route("POST", "/search", serper)
+        fake.route("GET", "/w/api.php", lambda request: Response({"batchcomplete": True, "query": {}}))
+        code, output = run(
+            "check",
+            TWO_CLAIMS,
+            "--config",
+            str(config),
+            "--no-cache",
+            "--serper-url",
+            fake.url,
+            "--wikipedia-url",
+            f"{fake.url}/w/api.php",
+            "--max-searches",
+            "1",
+        )
+        sent = len(fake.requests)
+    assert code == 0, output
+    assert sent == 1  # two claims, two agents: one request allowed, one sent
+    assert "budget: --max-searches 1 reached (1 search requests sent)" in output
+
+
+def test_serve_passes_its_endpoint_flags_to_every_checker_through_the_environment() -> None:
+    from factcheck.config import load_settings
+
+    env = {"FACTCHECK_SERPER_URL": "http://127.0.0.1:9", "FACTCHECK_WIKIPEDIA_URL": "http://127.0.0.1:9/w/api.php"}
+    agents = {a.source: a.source_options for a in load_settings(None, env=env, profile="paper").resolved_agents()}
+    assert agents["serper"]["base_url"] == "http://127.0.0.1:9"
+    assert agents["wikipedia"]["api_url"] == "http://127.0.0.1:9/w/api.php"

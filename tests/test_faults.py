@@ -569,7 +569,9 @@ def server(folder: Path, *components: Any, source: str = "static", **options: An
     from factcheck.server.settings import ServerSettings
 
     runner_options = {
-        k: options.pop(k) for k in ("forwarded_allow_ips", "header_timeout_s", "max_connections") if k in options
+        k: options.pop(k)
+        for k in ("forwarded_allow_ips", "header_timeout_s", "max_connections", "max_pending_per_address")
+        if k in options
     }
     settings = {"api_keys": (KEY,), "profile": "offline", "rate_per_minute": 0, **options}
     with registered(*components, ScriptedVerifier()):
@@ -763,3 +765,184 @@ def test_only_complete_answers_are_kept_and_they_expire() -> None:
     assert cache.get("partial") is None and cache.get("failed") is None
     now[0] = 11
     assert cache.get("a") is None
+
+
+# ---- issue 24, items 1 and 5: slow bodies without a key; a client gone during claim splitting ----
+
+
+def _raw(url: str) -> Any:
+    import socket
+
+    host, port = url.removeprefix("http://").split(":")
+    return socket.create_connection((host, int(port)))
+
+
+def _body_headers(key: str | None = None, length: int = 1000) -> bytes:
+    auth = f"Authorization: Bearer {key}\r\n" if key else ""
+    return (
+        f"POST /v1/check HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: application/json\r\n"
+        f"Content-Length: {length}\r\n\r\n"
+    ).encode()
+
+
+def test_a_request_without_a_key_is_refused_before_its_body_and_closed(tmp_path: Path) -> None:
+    with server(tmp_path, StaticSource()) as url, _raw(url) as conn:
+        conn.sendall(_body_headers() + b"{")  # 999 bytes still to come, one every few seconds
+        conn.settimeout(3)
+        started = time.monotonic()
+        answer = b""
+        while chunk := conn.recv(4096):  # the server answers and closes: the rest of the body is not awaited
+            answer += chunk
+        assert answer.startswith(b"HTTP/1.1 401") and b"missing or wrong API key" in answer
+        assert time.monotonic() - started < 2
+
+
+def test_a_dripping_body_is_cut_off_at_its_deadline_each_byte_does_not_restart_it(tmp_path: Path) -> None:
+    with server(tmp_path, StaticSource(), body_timeout_s=1.0) as url, _raw(url) as conn:
+        conn.sendall(_body_headers(KEY))
+        conn.settimeout(0.2)
+        started = time.monotonic()
+        answer, ended = b"", False
+        while not ended and time.monotonic() - started < 4:
+            try:
+                conn.sendall(b" ")  # a byte every 0.2 s: each would restart a time-out per part
+                answer += conn.recv(4096)
+                ended = True
+                conn.settimeout(2)
+                while chunk := conn.recv(4096):  # the rest of the answer, up to the close
+                    answer += chunk
+            except TimeoutError:
+                pass
+            except OSError:  # reset: the server closed with our last bytes unread (the 408 may be lost then)
+                ended = True
+        assert ended and 0.8 < time.monotonic() - started < 3.5, answer
+        assert not answer or answer.startswith(b"HTTP/1.1 408"), answer
+        assert b"{" not in answer or b"not received within 1s" in answer
+
+
+def test_a_body_below_the_minimum_rate_is_cut_off_after_the_grace() -> None:
+    from factcheck.server.app import BodyLimit
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        while (await receive()).get("more_body"):
+            pass
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def drip() -> dict[str, Any]:
+        await asyncio.sleep(0.1)
+        return {"type": "http.request", "body": b"x", "more_body": True}
+
+    sent: list[Any] = []
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    limit = BodyLimit(app, max_bytes=10_000, timeout_s=10, min_rate=1000, grace_s=0.3)
+    scope = {"type": "http", "headers": [(b"content-length", b"1000")]}
+    started = time.monotonic()
+    with pytest.raises(Exception, match="slower than 1000 bytes a second"):
+        asyncio.run(limit(scope, drip, send))  # the app's own handlers answer the HTTPException with 408
+    assert time.monotonic() - started < 1.5 and not sent
+
+
+def test_pending_connections_are_capped_per_address_and_a_caller_with_a_key_keeps_its_own(tmp_path: Path) -> None:
+    with server(tmp_path, StaticSource(), max_pending_per_address=4) as url:
+        caller = _raw(url)
+        # Vouched for (its key was read); 4,000 bytes buy it 6 s at the minimum rate.
+        caller.sendall(_body_headers(KEY, length=4031) + b" " * 4000 + b'{"text": ')
+        time.sleep(0.3)
+        crowd = [_raw(url) for _ in range(12)]  # idle, from the same address: pending
+        time.sleep(0.5)
+        closed = 0
+        for conn in crowd:
+            conn.setblocking(False)
+            with suppress(BlockingIOError):
+                closed += conn.recv(1) == b""
+        assert closed >= 8  # at most 4 of them are kept
+        caller.sendall(b'"Statins lower LDL."}'.ljust(31))
+        caller.settimeout(5)
+        assert caller.recv(4096).startswith(b"HTTP/1.1 200")
+        for conn in (*crowd, caller):
+            conn.close()
+        assert httpx.get(f"{url}/v1/health", timeout=5).status_code == 200
+
+
+@dataclass(frozen=True)
+class Spinner(SentenceExtractor):
+    """A claim extractor that spends CPU in its thread for ``seconds``, recording whether it was stopped."""
+
+    name = "spinner"
+    seconds: float = 4.0
+    stopped: threading.Event = field(default_factory=threading.Event, compare=False)
+    finished: threading.Event = field(default_factory=threading.Event, compare=False)
+
+    def extraction(self, text: str) -> Any:
+        until = time.monotonic() + self.seconds
+        try:
+            while time.monotonic() < until:
+                sum(range(1000))
+        except BaseException:
+            self.stopped.set()
+            raise
+        self.finished.set()
+        return super().extraction(text)
+
+
+@pytest.mark.parametrize("path", ["/v1/check", "/v1/check/stream"])
+def test_a_client_gone_during_claim_splitting_stops_the_split(tmp_path: Path, path: str) -> None:
+    from factcheck.server.app import create_app
+    from factcheck.server.runner import serve_in_thread
+    from factcheck.server.settings import ServerSettings
+
+    spinner = Spinner()
+    config = tmp_path / "factcheck.toml"
+    config.write_text(
+        'profile = "offline"\nextractor = "spinner"\n[agents.corpus]\nsource = "static"\nverifier = "scripted"\n'
+    )
+    settings = ServerSettings(api_keys=(KEY,), profile="offline", rate_per_minute=0, config=str(config))
+    with registered(spinner, StaticSource(), ScriptedVerifier()), serve_in_thread(create_app(settings)) as url:
+        spinner.stopped.clear()  # the warm-up does not split with it: only the request below does
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.post(f"{url}{path}", json={"text": "Statins lower LDL."}, headers=AUTH, timeout=0.3)
+        assert spinner.stopped.wait(1.5) and not spinner.finished.is_set()
+        assert httpx.get(f"{url}/v1/health", timeout=5).status_code == 200
+
+
+def test_requests_without_a_key_do_not_lock_out_their_address(tmp_path: Path) -> None:
+    with server(tmp_path, StaticSource()) as url:
+        statuses = [httpx.get(f"{url}/v1/components").status_code for _ in range(12)]
+        assert statuses == [401] * 12  # no key guesses nothing: the wrong-key lockout is not charged
+        assert httpx.get(f"{url}/v1/components", headers=AUTH).status_code == 200
+
+
+def test_an_interrupt_stops_its_own_work_in_a_thread_and_nothing_after_it() -> None:
+    from factcheck.interrupt import Abandoned, Interrupt
+
+    interrupt, started, outcome = Interrupt(), threading.Event(), []
+
+    def work() -> None:
+        try:
+            with interrupt.running():
+                started.set()
+                while True:
+                    sum(range(100))
+        except Abandoned:
+            outcome.append("stopped")
+        for _ in range(10_000):  # the same thread goes on with other work: nothing is left pending for it
+            sum(range(100))
+        outcome.append("went on")
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    assert started.wait(5)
+    assert interrupt.request() == 1 and interrupt.request() == 0  # fires once
+    thread.join(5)
+    assert outcome == ["stopped", "went on"]
+    with pytest.raises(Abandoned), interrupt.running():  # work started after the request stops at once
+        pass
+    later = Interrupt()
+    with later.running():
+        pass
+    later.request()  # after its work ended: nothing is raised here
+    assert sum(range(10_000)) == 49_995_000

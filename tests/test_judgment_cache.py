@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
+
+import pytest
 
 from factcheck import Agent, Checker
 from factcheck.pipeline import normalise_claim
@@ -126,3 +129,26 @@ def test_transport_options_change_neither_reuse_nor_the_batch_fingerprint() -> N
         for source in (polite, plain)
     ]
     assert prints[0] == prints[1] and "me@example.org" not in json.dumps(prints[0])
+
+
+@pytest.mark.parametrize("damage", ["folder in its place", "under a file"])
+def test_a_cache_that_cannot_be_opened_is_said_once_and_every_judgment_is_made(
+    tmp_path: Path, damage: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    if damage == "folder in its place":
+        path = tmp_path / "c.sqlite"
+        path.mkdir()
+    else:
+        (tmp_path / "plain-file").write_text("x")
+        path = tmp_path / "plain-file" / "c.sqlite"
+    RETRIEVALS.clear()
+    checker = Checker(agents=[Agent("a", CountingSource(), ReusableVerifier())], cache={"path": str(path)})
+    with caplog.at_level(logging.WARNING, logger="factcheck.cache"):
+        verdicts = [checker.check("The sky is blue."), checker.check("Grass is green.")]
+    for verdict in verdicts:
+        [judgment] = verdict.claims[0].judgments
+        assert judgment.error is None and judgment.factuality is True  # judged, not dropped
+        assert [n for n in verdict.usage.notes if n.startswith("cache not used")]  # each check is told
+    warnings = [r.getMessage() for r in caplog.records if r.name == "factcheck.cache"]
+    assert len(warnings) == 1 and "cannot be used" in warnings[0] and str(path) in warnings[0]
+    assert RETRIEVALS["The sky is blue."] == 1 and RETRIEVALS["Grass is green."] == 1

@@ -235,3 +235,51 @@ def test_flags_beat_the_environment_for_the_llm(monkeypatch: pytest.MonkeyPatch)
     env = {"OPENAI_BASE_URL": "http://env:1/v1", "FACTCHECK_LLM_MODEL": "env-model"}
     settings = load_settings(env=env, llm={"base_url": "http://flag:2/v1"})
     assert dict(settings.llm) == {"base_url": "http://flag:2/v1", "model": "env-model"}
+
+
+def offline_agent() -> Agent:
+    from factcheck.testing import ScriptedVerifier
+
+    return Agent("offline", StaticSource(name="offline", passages=("Paris is in France.",)), ScriptedVerifier())
+
+
+def test_a_timed_out_extraction_sends_no_retry_after_the_check_gave_up(llm_server: FakeServer) -> None:
+    # The model asks to come back in 0.9 s; the extraction's time-out (0.4 s) must cancel the call, retry and all.
+    import openai  # noqa: F401  (imported before the clock starts: a first import takes about a second)
+
+    busy = Response({"error": {"message": "overloaded"}}, 503, {"Retry-After": "0.9"})
+    llm_server.queue("POST", CHAT, busy)
+    started = time.monotonic()
+    verdict = checker(llm_server, offline_agent(), agent_timeout_s=0.4).check("Paris is in France.")
+    assert any(note.startswith("claim extractor llm failed (timed out)") for note in verdict.usage.notes)
+    time.sleep(max(0.0, 1.4 - (time.monotonic() - started)))  # past the time the retry was due
+    assert len(llm_server.calls(CHAT)) == 1
+
+
+def test_a_request_cut_off_by_a_time_out_is_counted_with_its_prompt(llm_server: FakeServer) -> None:
+    import openai  # noqa: F401  (imported before the clock starts: a first import takes about a second)
+
+    stalled = Response(completion("{}"), delay_s=2.0)
+    llm_server.queue("POST", CHAT, stalled)
+    c = checker(llm_server, offline_agent(), agent_timeout_s=0.4, llm={"max_retries": 0})
+    usage = c.check("Paris is in France.").usage
+    assert len(llm_server.calls(CHAT)) == 1
+    assert usage.llm_calls == usage.estimated_llm_calls == 1 and usage.prompt_tokens > 100  # the prompt went out
+    assert usage.completion_tokens == 0
+
+
+def test_each_retry_takes_a_slot_of_the_budget(llm_server: FakeServer) -> None:
+    from factcheck.usage import Spending, current_spending
+
+    failing = Response({"error": {"message": "overloaded"}}, 503)
+    llm_server.queue("POST", CHAT, failing, failing, failing, failing)
+    spending = Spending(max_llm_calls=2)
+    token = current_spending.set(spending)
+    try:
+        c = checker(llm_server, evidence_agent("Paris."), llm={"max_retries": 3})
+        verdict = c.check("Paris is in France.", claims=[Claim("c1", "Paris is in France.")])
+    finally:
+        current_spending.reset(token)
+    assert len(llm_server.calls(CHAT)) == 2 and spending.llm_calls == 2  # the third request was never sent
+    assert "--max-llm-calls 2 reached" in (verdict.claims[0].judgments[0].error or "")
+    assert verdict.usage.llm_calls == 0  # both were refused with a status: nothing billed

@@ -1,6 +1,7 @@
 """The Checker: concurrency, abstentions, time-outs and usage."""
 
 import asyncio
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -263,3 +264,58 @@ def test_with_agents_shares_everything_but_the_agents() -> None:
     assert other.scorer is checker.scorer and other.cache is checker.cache and other.extractor is checker.extractor
     with pytest.raises(ConfigError, match="unique names"):
         checker.with_agents([checker.agents[0], checker.agents[0]])
+
+
+GATE = threading.Event()  # opened by a test: SlowToPrepare's prepare() then returns
+PREPARES: list[float] = []  # when each SlowToPrepare.prepare() started
+
+
+@dataclass(frozen=True)
+class SlowToPrepare(StaticSource):
+    """A source whose prepare() does not return until GATE opens (a model download, a hung plugin)."""
+
+    name: str = "slow-prepare"
+
+    async def prepare(self) -> None:
+        PREPARES.append(time.monotonic())
+        while not GATE.is_set():
+            await asyncio.sleep(0.02)
+
+
+def _healthy_and_slow(**settings: object) -> Checker:
+    GATE.clear()
+    PREPARES.clear()
+    healthy = Agent("healthy", StaticSource(name="healthy"), ScriptedVerifier())
+    return checker(healthy, Agent("slow", SlowToPrepare(), ScriptedVerifier()), cache={"enabled": False}, **settings)
+
+
+def test_a_component_not_ready_is_skipped_from_the_first_check_and_its_prepare_goes_on() -> None:
+    c = _healthy_and_slow(agent_timeout_s=1.0, prepare_timeout_s=6)
+    started = time.monotonic()
+    first = c.check("Statins lower LDL.")
+    assert 0.9 < time.monotonic() - started < 4  # waited the agents' time-out, not prepare_timeout_s
+    healthy, slow = first.claims[0].judgments
+    assert healthy.factuality is True
+    assert slow.factuality is None and "slow-prepare is not ready" in (slow.error or "")
+    assert "goes on in the background (checks wait 1s for it, prepare_timeout_s = 6)" in (slow.error or "")
+    assert any("slow-prepare is not ready" in note for note in first.usage.notes)
+    started = time.monotonic()
+    second = c.check("Statins lower LDL again.")
+    assert time.monotonic() - started < 0.8  # not waited for a second time
+    assert second.claims[0].judgments[0].factuality is True
+    assert "not ready" in (second.claims[0].judgments[1].error or "") and len(PREPARES) == 1  # not started again
+    GATE.set()
+    time.sleep(0.2)  # the prepare that went on in the background ends
+    third = c.check("Statins lower LDL a third time.")
+    assert [j.factuality for j in third.claims[0].judgments] == [True, True]
+
+
+def test_a_check_cut_off_while_a_component_prepares_does_not_hold_up_the_next() -> None:
+    c = _healthy_and_slow(agent_timeout_s=3, prepare_timeout_s=4)
+    with pytest.raises(TimeoutError):  # a server's deadline cuts the first check short
+        asyncio.run(asyncio.wait_for(c.acheck("Statins lower LDL."), 0.3))
+    started = time.monotonic()
+    verdict = c.check("Statins lower LDL.")
+    assert time.monotonic() - started < 1.5
+    assert [j.factuality for j in verdict.claims[0].judgments] == [True, None] and len(PREPARES) == 1
+    GATE.set()

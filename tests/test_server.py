@@ -247,6 +247,12 @@ def test_a_refused_preflight_answers_the_documented_json_error(base_url: str) ->
     assert preflight.status_code == 403
     assert preflight.headers["content-type"] == "application/json"
     assert preflight.json() == {"error": "origin not allowed (not in the server's --cors-origin list)"}
+    # An allowed origin asking for a method the API does not take: refused in the same shape, not plain text.
+    asked = {"Origin": EXTENSION, "Access-Control-Request-Method": "DELETE"}
+    refused = httpx.options(f"{base_url}/v1/check", headers=asked)
+    assert refused.status_code == 400 and refused.headers["content-type"] == "application/json"
+    assert refused.json() == {"error": "preflight refused: method not allowed (methods: GET, POST)"}
+    assert refused.headers["access-control-allow-origin"] == EXTENSION  # so the page can read why
 
 
 def test_settings_accept_extension_origins_and_refuse_malformed_ones() -> None:

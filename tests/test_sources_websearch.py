@@ -593,3 +593,43 @@ def test_an_unreadable_retry_after_falls_back_to_backoff() -> None:
 
 def test_redact_leaves_text_alone_for_a_key_too_short_to_be_real() -> None:
     assert redact("Name or service not known", "k") == "Name or service not known"
+
+
+# ---- an unreachable host fails at once, named (issue 24, item 9) -----------------------------------
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then closed)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_an_unreachable_host_fails_at_once_with_the_host_named_and_is_not_tried_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from factcheck.net import UNREACHABLE
+
+    UNREACHABLE.clear()
+    monkeypatch.setenv("SERPER_API_KEY", KEY)
+    port = closed_port()
+    source = SerperSource(base_url=f"http://127.0.0.1:{port}")
+    recorder = UsageRecorder()
+    token = current_usage.set(recorder)
+    try:
+        started = time.monotonic()
+        named = rf"serper: cannot reach 127\.0\.0\.1:{port} \(connection refused\)"
+        with pytest.raises(ServiceRefusedError, match=named):
+            asyncio.run(source.retrieve(Claim(id="c", text=EIFFEL_COMPLETED)))
+        first = time.monotonic() - started
+        # No retries with back-off (they took 1.75 s or more): one attempt, refused at once.
+        assert first < 1.5
+        assert recorder.search_calls == 1
+        # Remembered: the next claim's search is not sent at all, and says why.
+        with pytest.raises(ServiceRefusedError, match="not sent: unreachable a moment ago"):
+            asyncio.run(source.retrieve(Claim(id="d", text=CURIE)))
+        assert recorder.search_calls == 1
+        assert any(f"127.0.0.1:{port}" in reason for reason in UNREACHABLE.met())
+    finally:
+        current_usage.reset(token)
+        UNREACHABLE.clear()

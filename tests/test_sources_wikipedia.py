@@ -22,7 +22,7 @@ from factcheck.errors import ServiceRefusedError
 from factcheck.net import REFUSALS
 from factcheck.sources import wikipedia as wikipedia_module
 from factcheck.sources.wikipedia import WikipediaSource, strip_html, trim_at_sentence, wiki_url
-from factcheck.testing import ScriptedVerifier, registered
+from factcheck.testing import ScriptedVerifier, StaticSource, registered
 from factcheck.usage import UsageRecorder, current_usage
 from tests.fakes import FakeServer, InFlight, Request, Response
 
@@ -129,8 +129,10 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """No User-Agent from the environment, and no refusal remembered from another test."""
     monkeypatch.delenv(UA_ENV, raising=False)
     REFUSALS.clear()
+    wikipedia_module.LAGGING.clear()
     yield
     REFUSALS.clear()
+    wikipedia_module.LAGGING.clear()
 
 
 @pytest.fixture
@@ -288,6 +290,20 @@ def test_a_wiki_without_textextracts_falls_back_to_snippets_and_the_article_path
     assert (second["list"], second["srsearch"], second["maxlag"]) == ("search", "Eiffel Tower", "5")
 
 
+def test_html_in_a_lead_extract_is_stripped_as_snippets_are(server: FakeServer) -> None:
+    # A wiki that ignores explaintext (an older TextExtracts, a mirror) sends the lead as HTML.
+    data = fixture("generator-eiffel-tower")
+    html = '<p class="mw-empty-elt"></p><p>The <b>Eiffel Tower</b> is a <i>wrought-iron</i> tower'
+    html += " &amp; a<br/>landmark.</p>"
+    for page in data["query"]["pages"]:
+        page["extract"] = html
+    server.queue("GET", API, Response(data))
+    [evidence] = retrieve(source_for(server), "Eiffel Tower")
+    assert evidence.text == "The Eiffel Tower is a wrought-iron tower & a landmark."
+    # a plain extract is left as it is: its line breaks still end sentences, "x < 5" is no tag
+    assert wikipedia_module.plain_extract(" Tall.\nx < 5 and a <= b. ") == "Tall.\nx < 5 and a <= b."
+
+
 def test_helpers() -> None:
     assert strip_html('The <span class="searchmatch">Eiffel</span> &quot;Iron Lady&quot;') == 'The Eiffel "Iron Lady"'
     assert strip_html("330&nbsp;m<br>tall &amp; <b>old</b>") == "330 m tall & old"
@@ -331,10 +347,33 @@ def test_maxlag_is_honoured_after_the_servers_delay(server: FakeServer) -> None:
 
 def test_lasting_lag_is_a_source_error(server: FakeServer) -> None:
     lagged = Response(quirk("maxlag.json"), headers={"Retry-After": "0"})
-    server.queue("GET", API, *[lagged] * (wikipedia_module.RETRIES + 1))
-    with pytest.raises(SourceError, match=r"API error maxlag: Waiting for 10\.64\.48\.35: 6 seconds lagged"):
+    server.queue("GET", API, *[lagged] * (wikipedia_module.MAXLAG_RETRIES + 1))
+    with pytest.raises(SourceError, match=r"lags \(maxlag\).*Waiting for 10\.64\.48\.35: 6 seconds lagged"):
         retrieve(source_for(server), "Eiffel Tower")
-    assert len(server.calls(API)) == wikipedia_module.RETRIES + 1
+    assert len(server.calls(API)) == wikipedia_module.MAXLAG_RETRIES + 1
+
+
+def test_a_wiki_that_never_stops_lagging_is_given_up_and_the_other_agents_answer(
+    server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(wikipedia_module, "MAXLAG_WAIT_S", 0.2)  # the cap on the server's 30 s (5 s in use)
+    server.route("GET", API, lambda request: Response(quirk("maxlag.json"), headers={"Retry-After": "30"}))
+    agents = [
+        Agent("wikipedia", source_for(server, max_queries=2), ScriptedVerifier()),
+        Agent("other", StaticSource(passages=("The Eiffel Tower is in Paris.",)), ScriptedVerifier()),
+    ]
+    checker = Checker(agents=agents, cache={"enabled": False}, agent_timeout_s=20)
+    claim = Claim("c1", "The Eiffel Tower is in Paris.", queries=("Eiffel Tower", "Eiffel Tower Paris"))
+    started = time.monotonic()
+    result = checker.check("The Eiffel Tower is in Paris.", [claim])
+    seconds = time.monotonic() - started
+    lagging, other = result.claims[0].judgments
+    assert seconds < 10  # not the agent time-out (20 s), nor 30 s per retry
+    assert lagging.abstained and "lags (maxlag): gave up after 1 retry of at most 0.2s" in (lagging.error or "")
+    assert other.factuality is True
+    assert sum("lags (maxlag)" in note for note in result.usage.notes) == 1
+    # the first query: one try and MAXLAG_RETRIES retries; the second, sent while the host lags: once, no wait
+    assert len(server.calls(API)) == wikipedia_module.MAXLAG_RETRIES + 2
 
 
 def test_a_refused_user_agent_names_the_setting_and_is_not_sent_again(server: FakeServer) -> None:

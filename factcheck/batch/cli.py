@@ -22,10 +22,12 @@ from factcheck.batch.progress import BatchProgress, render_summary, summarise
 from factcheck.batch.runner import BatchResult, Budget, LocalEngine, Tally, run_batch
 from factcheck.cli import (
     HelpOption,
+    budget_flags,
     build_checker,
     cache_flag,
     config_flag,
     corpus_flag,
+    endpoint_flags,
     independence_flag,
     labels_flag,
     llm_base_url_flag,
@@ -38,6 +40,7 @@ from factcheck.cli import (
     source_flag,
 )
 from factcheck.errors import ConfigError, InputError
+from factcheck.net import UNREACHABLE
 from factcheck.pipeline import Checker
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.resume import AppendLog, checker_fingerprint, exclusive
@@ -87,10 +90,7 @@ async def _run(
     help="CSV column (or JSON Lines field) holding the id.",
 )
 @click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="Documents in flight.")
-@click.option("--max-cost", type=click.FloatRange(min=0), help="Start no document once this many US dollars are spent.")
-@click.option(
-    "--max-llm-calls", type=click.IntRange(min=0), help="Start no document once this many LLM calls are made."
-)
+@budget_flags
 @click.option("--retry-failed", is_flag=True, help="Check again the documents whose line in OUT has an error.")
 @click.option("--report", type=click.Path(path_type=Path), help="Also write a self-contained HTML report here.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
@@ -123,6 +123,7 @@ async def _run(
 @config_flag
 @llm_base_url_flag
 @llm_model_flag
+@endpoint_flags
 @cache_flag
 @no_cache_flag
 @refresh_flag
@@ -135,6 +136,7 @@ def batch(
     concurrency: int,
     max_cost: float | None,
     max_llm_calls: int | None,
+    max_searches: int | None,
     retry_failed: bool,
     report: Path | None,
     quiet: bool,
@@ -146,7 +148,9 @@ def batch(
     """Check every document of INPUT (a .jsonl or .csv file, or a folder of .txt / .md / .html
     files) into OUT, one checked-text JSON line per document.
 
-    A killed run resumes where it stopped when run again with the same command.
+    A killed run resumes where it stopped when run again with the same command. Once a budget
+    (--max-cost, --max-llm-calls, --max-searches) is reached, no paid request is sent and no document
+    starts; the documents cut short get no line, so a rerun with a larger budget checks them.
     """
     if engine == "ray":
         from factcheck.batch.ray_engine import import_ray
@@ -176,6 +180,21 @@ def batch(
                 result = BatchResult(Tally())
             else:
                 progress = BatchProgress(todo, err, enabled=not quiet and err.is_terminal)
+                noted = set(UNREACHABLE.met())
+
+                def advance(record: dict[str, Any], tally: Tally) -> None:
+                    progress.advance(record, tally)
+                    for reason in UNREACHABLE.met():  # said once, not once per document
+                        if reason not in noted:
+                            noted.add(reason)
+                            err.print(
+                                f"warning: {reason}: its agent abstains on the documents checked while it "
+                                "cannot be reached (tried again after a minute); check the URL or the service",
+                                markup=False,
+                                highlight=False,
+                                soft_wrap=True,
+                            )
+
                 with AppendLog(out) as log, progress:
                     result = asyncio.run(
                         _run(
@@ -186,8 +205,8 @@ def batch(
                             ray_address=ray_address,
                             ray_workers=ray_workers,
                             concurrency=concurrency,
-                            budget=Budget(max_cost, max_llm_calls),
-                            on_record=progress.advance,
+                            budget=Budget(max_cost, max_llm_calls, max_searches),
+                            on_record=advance,
                         )
                     )
         except KeyboardInterrupt:
@@ -196,7 +215,9 @@ def batch(
     summary = summarise(out)
     left = sum(1 for doc_id in ids if doc_id not in summary.ids)
     if not quiet:
-        render_summary(summary, result.tally, total=len(ids), left=left, console=Console(file=sys.stdout))
+        # Counted where the requests are sent: in this process (Ray workers count in their own, unseen here).
+        sent = result.spending.sent() if result.spending is not None and engine == "local" else None
+        render_summary(summary, result.tally, total=len(ids), left=left, console=Console(file=sys.stdout), sent=sent)
     if report is not None:
         from factcheck.batch.html import write_report
 
@@ -204,7 +225,13 @@ def batch(
         if not quiet:
             err.print(f"wrote {report}")
     if result.stopped:
-        err.print(f"stopped: {result.stopped}; {left} documents left. Raise the budget and rerun to continue.")
+        sent = f" This run sent {result.spending.sent()}." if result.spending is not None and engine == "local" else ""
+        err.print(
+            f"stopped: {result.stopped}; {left} documents left.{sent} Raise the budget and rerun to continue.",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
         raise click.exceptions.Exit(EXIT_BUDGET)
 
 

@@ -111,8 +111,11 @@ def _counts(counter: Counter[str], order: list[str] | None = None) -> str:
     return ", ".join(f"{key} {counter[key]}" for key in keys) or "none"
 
 
-def render_summary(summary: Summary, tally: Tally, *, total: int, left: int, console: Console) -> None:
-    """Print what the output file holds, and what this run did."""
+def render_summary(
+    summary: Summary, tally: Tally, *, total: int, left: int, console: Console, sent: str | None = None
+) -> None:
+    """Print what the output file holds, and what this run did (``sent``: what its requests spent, counted
+    as each was sent, documents cut short by a budget included)."""
     labels = [str(label) for label in Label]
     table = Table(title="factcheck batch", show_header=False, title_justify="left")
     table.add_column("what", style="bold")
@@ -130,4 +133,6 @@ def render_summary(summary: Summary, tally: Tally, *, total: int, left: int, con
         f"{summary.llm_calls} LLM calls, {summary.search_calls} search calls, "
         f"{summary.cache_hits} cache hits, ${summary.cost_usd:.4f}",
     )
+    if sent is not None:
+        table.add_row("sent by this run", sent)
     console.print(table)

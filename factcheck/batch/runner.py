@@ -11,12 +11,15 @@ across documents: LLM and HTTP concurrency limits are kept per event loop and
 endpoint (:func:`factcheck.net.host_limit`), so 64 documents in flight still
 send at most ``[llm] max_concurrency`` requests at once to one model server.
 
-Budgets are checked before each paid call (a :class:`~factcheck.usage.Spending`
+Budgets are checked before each paid request (a :class:`~factcheck.usage.Spending`
 shared by every check of the run): once ``--max-llm-calls`` calls are made no
-further call starts, and once ``--max-cost`` is spent none starts either (the
-calls already in flight may add their cost). A document whose check was cut
-short by the budget gets no line, so a rerun with a larger budget checks it;
-no new document starts, and the result says how many are left.
+further call starts, once ``--max-searches`` search requests are sent (Serper,
+SerpAPI, MediaWiki: each retry is one) none is sent, and once ``--max-cost`` is
+spent none starts either (the calls already in flight may add their cost). Once
+any limit is reached, no request of either kind starts. A document whose check was
+cut short by the budget gets no line, so a rerun with a larger budget checks it;
+no new document starts, and the result says how many are left and what went out
+(:meth:`~factcheck.usage.Spending.sent`, counted as each request was sent).
 """
 
 from __future__ import annotations
@@ -124,14 +127,17 @@ class Budget:
 
     max_cost_usd: float | None = None
     max_llm_calls: int | None = None
+    max_searches: int | None = None
 
     def spending(self) -> Spending:
-        """The per-call limits of this budget, for :data:`~factcheck.usage.current_spending`."""
-        return Spending(self.max_llm_calls, self.max_cost_usd)
+        """The per-request limits of this budget, for :data:`~factcheck.usage.current_spending`."""
+        return Spending(self.max_llm_calls, self.max_cost_usd, self.max_searches)
 
     def exhausted(self, tally: Tally) -> str | None:
         """Why no new document may start, or ``None`` while there is budget left."""
-        return limit_reached(self.max_llm_calls, self.max_cost_usd, tally.llm_calls, tally.cost_usd)
+        return limit_reached(
+            self.max_llm_calls, self.max_cost_usd, tally.llm_calls, tally.cost_usd, self.max_searches, tally.searches
+        )
 
 
 def lookups(usage: Usage) -> tuple[int, int]:
@@ -148,6 +154,7 @@ class Tally:
     documents: int = 0
     failed: int = 0
     llm_calls: int = 0
+    searches: int = 0
     cost_usd: float = 0.0
     cache_hits: int = 0
     cache_misses: int = 0
@@ -159,6 +166,7 @@ class Tally:
         self.documents += 1
         self.failed += is_failure(record)
         self.llm_calls += usage.llm_calls
+        self.searches += usage.search_calls
         self.cost_usd += usage.cost_usd
         hits, misses = lookups(usage)
         self.cache_hits += hits
@@ -179,10 +187,12 @@ class Tally:
 
 @dataclass
 class BatchResult:
-    """How a run ended: ``stopped`` says why it stopped early (a budget), ``None`` when it ran out of work."""
+    """How a run ended: ``stopped`` says why it stopped early (a budget), ``None`` when it ran out of work;
+    ``spending`` what its requests spent, counted as each was sent (documents cut short included)."""
 
     tally: Tally
     stopped: str | None = None
+    spending: Spending | None = None
 
 
 @asynccontextmanager
@@ -213,8 +223,8 @@ async def run_batch(
     answered by the Checker's cache.
     """
     tally = Tally()
-    result = BatchResult(tally)
     spending = budget.spending()
+    result = BatchResult(tally, spending=spending)
     # Set before the tasks start, so every check (and every model call in it) charges this run's budget.
     token = current_spending.set(spending)
     queue: asyncio.Queue[Document | None] = asyncio.Queue(maxsize=2 * concurrency)

@@ -17,12 +17,13 @@ from rich.table import Table
 
 from factcheck.cli import (
     HelpOption,
+    build_checker,
     config_flag,
     corpus_flag,
+    endpoint_flags,
     independence_flag,
     llm_base_url_flag,
     llm_model_flag,
-    llm_overrides,
     no_cache_flag,
     options_flag,
     profile_flag,
@@ -128,6 +129,7 @@ data_dir_flag = click.option(
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap resampling.")
 @llm_base_url_flag
 @llm_model_flag
+@endpoint_flags
 @no_cache_flag
 @independence_flag
 @scoring_trust_flag
@@ -151,6 +153,8 @@ def eval_command(
     seed: int,
     llm_base_url: str | None,
     llm_model: str | None,
+    serper_url: str | None,
+    wikipedia_url: str | None,
     no_cache: bool,
     independence: str,
     trust_file: Path | None,
@@ -183,12 +187,22 @@ def eval_command(
         with (out / JUDGMENTS).open("w", encoding="utf-8") as handle:
             handle.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
     else:
-        checker = Checker(
+        # The checker check and batch build; --independence is applied when scoring, not while checking.
+        checker = build_checker(
             config=config,
             profile=profile,
+            scorer=None,
+            labels=None,
+            options=(),
             corpus=corpus,
-            llm=llm_overrides(llm_base_url, llm_model),
-            cache={"enabled": False} if no_cache else {},
+            sources=(),
+            llm_base_url=llm_base_url,
+            llm_model=llm_model,
+            cache_path=None,
+            no_cache=no_cache,
+            independence="off",
+            serper_url=serper_url,
+            wikipedia_url=wikipedia_url,
         )
         if mode == "given":
             checker = given_evidence_checker(data, checker)

@@ -214,7 +214,8 @@ class LLMExtractor(ClaimExtractor):
         return Extraction(tuple(await _fill_missing_queries(claims)), skipped)
 
     def extract(self, text: str) -> list[Claim]:
-        # The pipeline calls extractors in a worker thread, where a private event loop is free to run.
+        # For callers outside a check, on a private event loop. A check awaits aextraction on the plugin
+        # loop instead, so that its time-out cancels the model request (asyncio.run in a thread cannot be).
         return asyncio.run(self.aextract(text))
 
     def extraction(self, text: str) -> Extraction:

@@ -5,10 +5,14 @@ Settings come from ``[llm]`` in factcheck.toml, then ``OPENAI_BASE_URL`` /
 Checker makes them current for the check. A component may override ``model``
 or ``base_url`` (a cheap model for extraction, a strong one for judging).
 
-The ``openai`` client does the retrying: ``max_retries`` attempts with
+Every request is charged to the run's budget and counted in the check's usage
+as it is sent, retries included, so none goes out uncounted or past
+``--max-llm-calls``: this module retries (``max_retries`` more requests, with
 exponential backoff and jitter, honouring ``Retry-After`` on 429 and retrying
-5xx and connection errors. Every call has a time-out; calls to one endpoint
-share a concurrency limit.
+408, 409, 5xx, time-outs and connection errors), not the ``openai`` client.
+Every request has a time-out, and runs in the caller's task, so cancelling
+the caller (a check's time-out) cancels it; calls to one endpoint share a
+concurrency limit.
 
 Servers differ, and this module absorbs the differences so components need not:
 
@@ -22,17 +26,23 @@ Servers differ, and this module absorbs the differences so components need not:
 - An error quotes the server's own message, status and request id. A rejected
   key or an unknown model (HTTP 401, 403, 404) is a :class:`LLMRefusedError`:
   the rest of the check does not ask that model again.
-- A server that sends no ``usage`` gets its tokens estimated (about four
-  characters a token) and the call is counted as estimated; a call cut off by
-  a time-out or cancellation is counted with its prompt.
+- A request is counted when it is sent, with its prompt's estimated tokens; its
+  answer's ``usage`` then replaces the estimate. A server that sends no
+  ``usage`` gets the answer's tokens estimated too (about four characters a
+  token) and the call stays counted as estimated; so does a request cut off by
+  a time-out or cancellation (it may be billed). One answered with an error
+  status is not counted in usage (it still took its budget slot).
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import math
 import os
+import random
 import re
+import sys
 import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -42,10 +52,10 @@ from typing import Any
 
 from factcheck.cache import cached
 from factcheck.errors import ConfigError, LLMError, LLMRefusedError, MissingKeyError
-from factcheck.net import host_limit, message_of, tls_context
+from factcheck.net import host_limit, message_of, retry_after, tls_context
 from factcheck.plugins.calls import on_plugin_loop
 from factcheck.text import valid_unicode
-from factcheck.usage import charge_llm_call, record_llm, record_note, refusal, refuse
+from factcheck.usage import amend_llm, charge_llm_call, record_llm, record_note, refusal, refuse
 
 OPENAI_URL = "https://api.openai.com/v1"
 CLIENT_VERSION = "llm-2"  # part of every cache key: bump when request shaping changes
@@ -54,6 +64,10 @@ MESSAGE_OVERHEAD_TOKENS = 4  # role and separators each message adds in chat for
 # Reasoning models that accept only their default temperature and want max_completion_tokens (OpenAI's docs).
 REASONING_MODEL = re.compile(r"^(o\d+(-.*)?|gpt-5(?!-chat).*)$")
 REFUSED_STATUSES = {401, 402, 403, 404}  # no retry within a check will fix a key, credit or model name
+RETRY_STATUSES = frozenset({408, 409, 429})  # and every 5xx: what the openai client would retry
+INITIAL_RETRY_S, MAX_RETRY_S = 0.5, 8.0  # backoff between retries (the openai client's own figures)
+MAX_RETRY_AFTER_S = 60.0  # a longer Retry-After is not waited for in full
+NEVER_SENT = frozenset({"ConnectError", "ConnectTimeout"})  # httpx errors of a connection never made
 
 
 @dataclass(frozen=True)
@@ -233,16 +247,31 @@ def _request(
     return params
 
 
-async def _create(client: Any, settings: LLMSettings, build: Callable[[set[str]], dict[str, Any]]) -> Any:
-    """The completion, asking again without each parameter the server rejects (each learned once)."""
+@dataclass(frozen=True)
+class _Sent:
+    """A request answered, with what was counted for it when it was sent."""
+
+    response: Any
+    prompt_tokens: int
+    cost_usd: float
+
+
+async def _create(
+    client: Any,
+    settings: LLMSettings,
+    build: Callable[[set[str]], dict[str, Any]],
+    messages: Sequence[Mapping[str, str]],
+) -> _Sent:
+    """The completion, asking again without each parameter the server rejects (each learned once) and
+    retrying what may pass (a time-out, a dropped connection, 408, 409, 429, 5xx) ``max_retries`` times."""
     import openai
 
+    retries = 0
     while True:
         skip = unsupported_parameters(settings)
         params = build(skip)
         try:
-            async with host_limit(settings.base_url, settings.max_concurrency):
-                return await client.chat.completions.create(**params)
+            return await _send(client, settings, params, messages)
         except openai.BadRequestError as exc:
             rejected = _rejected_parameter(exc, params)
             if rejected is None or rejected in skip:
@@ -250,6 +279,47 @@ async def _create(client: Any, settings: LLMSettings, build: Callable[[set[str]]
             _learn_unsupported(settings, rejected)
             if rejected == "temperature":
                 record_note(f"model {settings.model} takes only its default temperature: sent without one")
+            continue
+        except (openai.APIConnectionError, openai.APIStatusError) as exc:  # APITimeoutError is a connection error
+            if retries >= settings.max_retries or not _retryable(exc):
+                raise
+            response = getattr(exc, "response", None)
+            backoff = min(INITIAL_RETRY_S * 2**retries, MAX_RETRY_S) * (1 - 0.25 * random.random())
+            delay = retry_after(response, backoff, MAX_RETRY_AFTER_S) if response is not None else backoff
+        retries += 1
+        await asyncio.sleep(delay)
+
+
+def _retryable(exc: Any) -> bool:
+    """Whether a failed request may pass if sent again: the server's ``x-should-retry`` if it says, else
+    a time-out, a dropped connection, 408, 409, 429 or 5xx."""
+    response = getattr(exc, "response", None)
+    should: str | None = response.headers.get("x-should-retry") if response is not None else None
+    if should in ("true", "false"):
+        return should == "true"
+    status = getattr(exc, "status_code", None)
+    return status is None or status in RETRY_STATUSES or status >= 500
+
+
+async def _send(
+    client: Any, settings: LLMSettings, params: dict[str, Any], messages: Sequence[Mapping[str, str]]
+) -> _Sent:
+    """One request: charged to the budget and counted, with its prompt's estimated tokens, as it goes out."""
+    import openai
+
+    async with host_limit(settings.base_url, settings.max_concurrency):
+        charge_llm_call()  # a budget reached stops here, before the request is sent and paid for
+        prompt = _prompt_estimate(messages)
+        cost = settings.cost(settings.model, prompt, 0)
+        record_llm(prompt, 0, cost, estimated=True)  # a request cut off by a time-out may still be billed
+        try:
+            response = await client.chat.completions.create(**params)
+        except (openai.APIStatusError, openai.APIConnectionError) as exc:
+            # Refused with a status, or the connection never made: nothing billed, so not in usage.
+            if isinstance(exc, openai.APIStatusError) or type(exc.__cause__).__name__ in NEVER_SENT:
+                amend_llm(calls=-1, estimated=-1, prompt_tokens=-prompt, cost_usd=-cost)
+            raise
+    return _Sent(response, prompt, cost)
 
 
 async def _complete(
@@ -260,29 +330,19 @@ async def _complete(
     json_mode: bool,
     validate: Callable[[str], object] | None,
 ) -> dict[str, Any]:
-    import openai
-
     service = service_name(settings)
     if (reason := refusal(service)) is not None:
         raise LLMRefusedError(reason)
+    openai = await _imported_openai()
     client, owned = _client(openai, settings)
 
     def build(skip: set[str]) -> dict[str, Any]:
         return _request(settings, messages, temperature, max_tokens, json_mode, skip)
 
-    def count_unanswered() -> None:  # the prompt was sent and may be billed
-        prompt = _prompt_estimate(messages)
-        record_llm(prompt, 0, settings.cost(settings.model, prompt, 0), estimated=True)
-
     try:
-        charge_llm_call()  # a budget reached stops here, before the call is paid for
-        response = await _create(client, settings, build)
+        sent = await _create(client, settings, build, messages)
     except openai.APITimeoutError:
-        count_unanswered()
         raise LLMError(f"LLM at {settings.base_url} timed out after {settings.timeout_s:g}s") from None
-    except asyncio.CancelledError:
-        count_unanswered()
-        raise
     except openai.APIStatusError as exc:
         error = _status_error(settings, exc)
         if isinstance(error, LLMRefusedError):
@@ -290,10 +350,23 @@ async def _complete(
         raise error from None
     except openai.APIError as exc:
         raise LLMError(f"LLM at {settings.base_url}: {type(exc).__name__}: {exc}") from None
+    except GeneratorExit:  # closed unfinished (its loop was retired): nothing can be awaited any more
+        owned = False
+        raise
     finally:
         if owned:
             await client.close()
-    return _read_response(settings, messages, response, validate)
+    return _read_response(settings, messages, sent, validate)
+
+
+async def _imported_openai() -> Any:
+    """The ``openai`` module, imported in a worker thread the first time: the import takes a second or
+    more, which would stall the plugin loop every built-in component shares (and get it retired)."""
+    if "openai" not in sys.modules:
+        await asyncio.to_thread(importlib.import_module, "openai")
+    import openai
+
+    return openai
 
 
 # Clients kept open on the plugin loops, which live as long as the process: one per endpoint and key,
@@ -310,7 +383,7 @@ def _client(openai: Any, settings: LLMSettings) -> tuple[Any, bool]:
             base_url=key[0],
             api_key=key[1],
             timeout=key[2],
-            max_retries=key[3],
+            max_retries=0,  # _create retries, so that each request is charged and counted
             http_client=openai.DefaultAsyncHttpxClient(verify=tls_context()),
         )
 
@@ -326,10 +399,12 @@ def _client(openai: Any, settings: LLMSettings) -> tuple[Any, bool]:
 def _read_response(
     settings: LLMSettings,
     messages: Sequence[Mapping[str, str]],
-    response: Any,
+    sent: _Sent,
     validate: Callable[[str], object] | None,
 ) -> dict[str, Any]:
-    """Count the call, then the answer's text; LLMError naming a refusal, a cut-off or an unusable answer."""
+    """The answer's tokens in place of the estimate counted when it was sent, then its text; LLMError
+    naming a refusal, a cut-off or an unusable answer."""
+    response = sent.response
     choice = response.choices[0] if response.choices else None
     message = choice.message if choice is not None else None
     text = valid_unicode((message.content if message is not None else None) or "")
@@ -339,7 +414,12 @@ def _read_response(
         prompt, completion = _prompt_estimate(messages), estimate_tokens(text)
     else:
         prompt, completion = usage.prompt_tokens or 0, usage.completion_tokens or 0
-    record_llm(prompt, completion, settings.cost(settings.model, prompt, completion), estimated=estimated)
+    amend_llm(
+        estimated=0 if estimated else -1,
+        prompt_tokens=prompt - sent.prompt_tokens,
+        completion_tokens=completion,
+        cost_usd=settings.cost(settings.model, prompt, completion) - sent.cost_usd,
+    )
 
     where = f"LLM at {settings.base_url} (model {settings.model})"
     finish = getattr(choice, "finish_reason", None)

@@ -27,12 +27,15 @@ ticked for :data:`STUCK_S` seconds) is retired: later calls get a fresh loop,
 and the old one stops once the blocking call returns. Context variables (the
 check's usage recorder, LLM settings, cache) follow each call into its loop.
 :func:`run_beside` runs several calls to one component's loop in one hop (the
-pipeline retrieves and judges a claim that way).
+pipeline retrieves and judges a claim that way). :func:`start_plugin` starts a
+call that outlives its caller (a component's ``prepare()``, which later checks
+find done or still running).
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextvars
 import functools
 import inspect
@@ -45,6 +48,7 @@ from contextlib import suppress
 from typing import Any, TypeVar
 
 from factcheck.errors import PluginError
+from factcheck.interrupt import interruptible
 from factcheck.text import valid_unicode
 from factcheck.types import Evidence
 
@@ -174,7 +178,8 @@ async def _guarded(component: object, method: str, args: Sequence[Any]) -> Any:
 def _sync_guarded(component: object, method: str, args: Sequence[Any]) -> Any:
     """A synchronous method, in a worker thread; anything but an Exception becomes a PluginError."""
     try:
-        result = getattr(component, method)(*args)
+        with interruptible():  # a caller that gave up (a server client gone) stops it: factcheck/interrupt.py
+            result = getattr(component, method)(*args)
     except (Exception, GeneratorExit):
         raise
     except BaseException as exc:
@@ -240,6 +245,56 @@ async def _on_loop(group: str, make: Callable[[], Coroutine[Any, Any, T]], timeo
         if runner.stuck():
             _retire(runner)
         raise
+
+
+def start_plugin(
+    component: object, method: str, *args: Any, timeout_s: float | None = None
+) -> concurrent.futures.Future[Any]:
+    """Start ``component.method(*args)`` on its own loop (a synchronous method: in its package's worker
+    threads) and return at once, for work that must outlive the check that starts it (a ``prepare()``
+    a later check may find done). It goes on whether or not anyone waits for it, with the caller's
+    context variables; a coroutine is cancelled after ``timeout_s`` (its future then raises
+    TimeoutError). Wait for it with :func:`settled`; give up on it with :func:`abandon`."""
+    group = group_of(component)
+    if not inspect.iscoroutinefunction(getattr(component, method)):
+        call = functools.partial(contextvars.copy_context().run, _sync_guarded, component, method, args)
+        return _sync_pool(group).submit(call)
+
+    async def bounded() -> Any:
+        async with asyncio.timeout(timeout_s):
+            return await _guarded(component, method, args)
+
+    # The context is copied here, in the caller's thread, when the task is scheduled.
+    return asyncio.run_coroutine_threadsafe(bounded(), _runner(group).loop)
+
+
+async def settled(future: concurrent.futures.Future[Any], timeout_s: float) -> bool:
+    """Wait at most ``timeout_s`` for a :func:`start_plugin` call to end; whether it has. Neither this
+    wait's time-out nor its cancellation stops the call."""
+    if future.done() or timeout_s <= 0:
+        return future.done()
+    loop = asyncio.get_running_loop()
+    ended = asyncio.Event()
+
+    def wake(_: object) -> None:
+        with suppress(RuntimeError):  # the waiting loop is gone (a CLI check's asyncio.run ended)
+            loop.call_soon_threadsafe(ended.set)
+
+    future.add_done_callback(wake)
+    with suppress(TimeoutError):
+        async with asyncio.timeout(timeout_s):
+            await ended.wait()
+    return future.done()
+
+
+def abandon(component: object, future: concurrent.futures.Future[Any]) -> None:
+    """Stop a :func:`start_plugin` call: its task is cancelled (a synchronous call is left to finish in
+    its thread), and its loop, if the call blocks it, is retired as in :func:`call_plugin`."""
+    future.cancel()
+    with _lock:
+        runner = _runners.get(group_of(component))
+    if runner is not None and runner.stuck():
+        _retire(runner)
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

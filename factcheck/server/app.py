@@ -21,7 +21,7 @@ import importlib.metadata
 import json
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
@@ -41,6 +41,7 @@ from factcheck.pipeline import FALLBACK_EXTRACTOR, Checker
 from factcheck.plugins.manager import get_registry
 from factcheck.server.answers import AnswerCache
 from factcheck.server.auth import KeyChecker, RateLimiter, retry_after_header
+from factcheck.server.runner import VOUCH
 from factcheck.server.settings import ServerSettings
 from factcheck.server.stream import CheckEvent, check_events
 from factcheck.sources.base import Source
@@ -52,6 +53,8 @@ log = logging.getLogger("factcheck.server")
 T = TypeVar("T")
 WARM_UP_S = 120.0  # at most this long at start loading the default checker's models and indexes
 STATUS_PREPARE_S = 20.0  # /v1/components waits this long for each component's prepare()
+CALLER = "factcheck_caller"  # the scope state's key for the caller's id (see KeyFirst)
+KEYED_PATHS = frozenset({"/v1/check", "/v1/check/stream", "/v1/components"})
 
 
 class CheckRequest(BaseModel):
@@ -112,12 +115,18 @@ class APIError(Exception):
 
 class BodyLimit:
     """Answers 413 to a request body over ``max_bytes`` before it is read whole (declared or streamed),
-    and 408 to a body whose next part takes longer than ``timeout_s`` to arrive."""
+    and 408 to a body not all in within ``timeout_s`` of its headers, or arriving slower than ``min_rate``
+    bytes a second after its first ``grace_s`` seconds. Both are deadlines from the headers: a byte that
+    arrives does not restart them (a client sending a byte every few seconds is cut off in ``grace_s``)."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int, timeout_s: float = 10.0) -> None:
+    def __init__(
+        self, app: ASGIApp, max_bytes: int, timeout_s: float = 10.0, min_rate: float = 1000.0, grace_s: float = 2.0
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.timeout_s = timeout_s
+        self.min_rate = min_rate
+        self.grace_s = grace_s
 
     async def _refuse(self, send: Send) -> None:
         body = json.dumps({"error": f"request body over {self.max_bytes} bytes"}).encode()
@@ -135,16 +144,24 @@ class BodyLimit:
             return
         received = 0
         body_done = False
+        started = asyncio.get_running_loop().time()
 
         async def limited() -> Message:
             nonlocal received, body_done
             if body_done:  # after the body only the disconnect is awaited: no time-out
                 return await receive()
+            allowed = self.timeout_s
+            if self.min_rate > 0:  # the time the bytes in so far buy at the minimum rate
+                allowed = min(allowed, self.grace_s + received / self.min_rate)
             try:
-                async with asyncio.timeout(self.timeout_s):
+                async with asyncio.timeout_at(started + allowed):
                     message = await receive()
             except TimeoutError:
-                raise HTTPException(408, f"request body not received within {self.timeout_s:g}s") from None
+                if allowed < self.timeout_s:
+                    problem = f"request body arriving slower than {self.min_rate:g} bytes a second"
+                else:
+                    problem = f"request body not received within {self.timeout_s:g}s"
+                raise HTTPException(408, problem, {"Connection": "close"}) from None
             body_done = message.get("type") != "http.request" or not message.get("more_body", False)
             received += len(message.get("body", b""))
             if received > self.max_bytes:
@@ -153,6 +170,46 @@ class BodyLimit:
             return message
 
         await self.app(scope, limited, send)
+
+
+class KeyFirst:
+    """Runs ``authenticate`` (key and rate limits) on the requests to ``paths`` as soon as their headers are
+    in, before anything reads the body: a caller without a key is refused at once, and its connection
+    closed, instead of being let send a body first. The caller's id goes into the scope's state
+    (``factcheck_caller``). With ``keyed`` (the server has keys), a connection whose key was accepted is
+    vouched for to the protocol (:data:`factcheck.server.runner.VOUCH`), which then no longer counts it
+    as pending; without keys nobody shows one, and every body still coming stays pending."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        paths: frozenset[str],
+        authenticate: Callable[[Request], str],
+        refuse: Callable[[APIError], Response],
+        keyed: bool = True,
+    ) -> None:
+        self.app = app
+        self.paths = paths
+        self.authenticate = authenticate
+        self.refuse = refuse
+        self.keyed = keyed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] not in self.paths or scope["method"] == "OPTIONS":
+            await self.app(scope, receive, send)
+            return
+        try:
+            who = self.authenticate(Request(scope))
+        except APIError as exc:
+            response = self.refuse(exc)
+            response.headers["Connection"] = "close"
+            await response(scope, receive, send)
+            return
+        scope.setdefault("state", {})[CALLER] = who
+        vouch = scope.get("extensions", {}).get(VOUCH, {}).get("vouch")
+        if self.keyed and callable(vouch):
+            vouch()
+        await self.app(scope, receive, send)
 
 
 class StrictCORS(CORSMiddleware):
@@ -164,7 +221,13 @@ class StrictCORS(CORSMiddleware):
             # The documented error shape, like every other refusal (nothing in it to scrub).
             body = json.dumps({"error": "origin not allowed (not in the server's --cors-origin list)"})
             return Response(body, status_code=403, media_type="application/json")
-        return super().preflight_response(request_headers)
+        answer = super().preflight_response(request_headers)
+        if answer.status_code == 400:  # a method or header not allowed: Starlette says so in plain text
+            refused = bytes(answer.body).decode().removeprefix("Disallowed CORS ")
+            body = json.dumps({"error": f"preflight refused: {refused} not allowed (methods: GET, POST)"})
+            kept = {k: v for k, v in answer.headers.items() if k not in ("content-length", "content-type")}
+            return Response(body, status_code=400, headers=kept, media_type="application/json")
+        return answer
 
 
 class Redactor:
@@ -329,10 +392,16 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         return error(500, "internal error (see the server log)")
 
     async def caller(request: Request) -> str:
+        """The caller's id, as :class:`KeyFirst` found it before the body was read (else found now).
+        A coroutine, though it never waits: FastAPI would run a plain function in a worker thread."""
+        who = request.scope.get("state", {}).get(CALLER)
+        return who if isinstance(who, str) else authenticate(request)
+
+    def authenticate(request: Request) -> str:
         """Authenticate and rate-limit; the caller's id (a key number, or the client address without auth).
 
-        An address that sent too many wrong keys gets 429 for a while, whatever key it sends. A coroutine,
-        though it never waits: FastAPI would run a plain function in a worker thread, a hop per request.
+        An address that sent too many wrong keys gets 429 for a while, whatever key it sends (requests with
+        no key at all are refused but not counted: they would let one address lock out the callers beside it).
         """
         address = f"ip:{request.client.host if request.client else 'unknown'}"
         if settings.auth:
@@ -341,9 +410,11 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
                 raise APIError(
                     429, f"too many wrong API keys: retry in {wait:.1f}s", {"Retry-After": retry_after_header(wait)}
                 )
-            who = keys.identify(request.headers.get("authorization"))
+            given = request.headers.get("authorization")
+            who = keys.identify(given)
             if who is None:
-                auth_failures.take(address)
+                if given:  # a guess; a request with no key guesses nothing, and must not lock out its address
+                    auth_failures.take(address)
                 raise APIError(401, "missing or wrong API key", {"WWW-Authenticate": "Bearer"})
         else:
             who = address
@@ -368,7 +439,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
 
         return admit
 
-    def run_check(checker: Checker, body: CheckRequest, who: str) -> AsyncIterator[CheckEvent]:
+    def run_check(checker: Checker, body: CheckRequest, who: str) -> AsyncGenerator[CheckEvent, None]:
         return check_events(
             checker,
             body.text,
@@ -484,7 +555,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         response_class=StreamingResponse,
         responses={200: {"content": {"text/event-stream": {}}, "description": "claims, claim..., verdict"}},
     )
-    async def check_stream(body: CheckRequest, who: str = Depends(caller)) -> StreamingResponse:
+    async def check_stream(body: CheckRequest, request: Request, who: str = Depends(caller)) -> Response:
         """Check a text, sending Server-Sent Events as it goes: ``claims``, one ``claim`` per claim
         as it is done, then ``verdict`` (the same JSON as ``/v1/check``); ``error`` if it fails.
 
@@ -492,13 +563,21 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         is a plain HTTP status."""
         checker = checker_for(body)
         stream = run_check(checker, body, who)
+
+        async def split() -> CheckEvent:
+            return await anext(stream)
+
         try:
-            first = await anext(stream)
+            # The text is split before the answer starts: a client gone meanwhile stops the split too.
+            first = await until_disconnected(request, split())
         except ConfigError as exc:
             log.error("check failed: %s", scrub(str(exc)))
             raise APIError(503, f"the server cannot check: {exc}") from None
         except FactcheckError as exc:
             raise APIError(400, str(exc)) from None
+        if first is None:
+            await stream.aclose()
+            return Response(status_code=499)  # nobody is listening; the status is for the access log
 
         async def rest() -> AsyncIterator[CheckEvent]:
             yield first
@@ -520,7 +599,20 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         return StreamingResponse(events(), media_type="text/event-stream", headers=headers)
 
     # Outermost: CORS headers go on every answer to an allowed origin, errors included, so a page can read them.
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s)
+    # Inside CORS, the key is checked before the body limits read anything (KeyFirst); refusals get CORS headers.
+    app.add_middleware(
+        BodyLimit,
+        max_bytes=settings.max_body_bytes,
+        timeout_s=settings.body_timeout_s,
+        min_rate=settings.min_body_rate,
+    )
+    app.add_middleware(
+        KeyFirst,
+        paths=KEYED_PATHS,
+        authenticate=authenticate,
+        refuse=lambda exc: error(exc.status, exc.message, exc.headers),
+        keyed=settings.auth,
+    )
     app.add_middleware(
         StrictCORS,
         allow_origins=list(settings.cors_origins),

@@ -14,7 +14,7 @@ from typing import IO, Any
 
 import click
 
-from factcheck.cli import HelpOption, config_flag, corpus_flag, profiles
+from factcheck.cli import HelpOption, config_flag, corpus_flag, endpoint_flags, profiles
 from factcheck.errors import ConfigError
 from factcheck.plugins.hookspecs import hookimpl
 
@@ -66,6 +66,7 @@ def _server_default(field: str, variable: str) -> Callable[[], str]:
 )
 @config_flag
 @corpus_flag
+@endpoint_flags
 @click.option(
     "--cors-origin",
     "cors_origins",
@@ -133,6 +134,8 @@ def serve(
     profile: str | None,
     config: Path | None,
     corpus: Path | None,
+    serper_url: str | None,
+    wikipedia_url: str | None,
     cors_origins: tuple[str, ...],
     insecure_no_auth: bool,
     max_text_chars: int | None,
@@ -160,6 +163,9 @@ def serve(
     if corpus is not None:
         # Checkers are built per profile from the settings file and FACTCHECK_* variables: the flag is the variable.
         os.environ["FACTCHECK_CORPUS"] = str(corpus)
+    for variable, url in (("FACTCHECK_SERPER_URL", serper_url), ("FACTCHECK_WIKIPEDIA_URL", wikipedia_url)):
+        if url:  # read by every checker built (factcheck.config), in worker processes too
+            os.environ[variable] = url
     base = ServerSettings.from_env()
     settings = ServerSettings.from_env(
         cors_origins=(*base.cors_origins, *(o for o in cors_origins if o not in base.cors_origins)),
@@ -192,6 +198,7 @@ def serve(
             forwarded_allow_ips=forwarded_allow_ips,
             max_connections=settings.max_connections,
             header_timeout_s=settings.header_timeout_s,
+            max_pending_per_address=settings.max_pending_per_address,
             log_level=log_level,
         )
         return
@@ -203,6 +210,7 @@ def serve(
         log_level=log_level,
         max_connections=settings.max_connections,
         header_timeout_s=settings.header_timeout_s,
+        max_pending_per_address=settings.max_pending_per_address,
     )
 
 

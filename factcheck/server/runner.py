@@ -2,19 +2,30 @@
 
 Connections are guarded before the app sees them (:class:`GuardedH11Protocol`):
 at most ``max_connections`` open at once, so the process never runs out of file
-descriptors. When a new connection would pass the cap, the oldest connection
-still waiting for its request headers is closed to make room (a flood of idle
-connections pushes out its own, not the clients being served); only when every
-connection is busy with a request is the new one closed. A connection must
-send its request headers within ``header_timeout_s`` (a client that opens
-connections and sends nothing, or a byte a minute, is cut off). The request
-body has its own time-out in the app. Repeated log lines from the accept loop
-(``Too many open files``) and from the protocol are rate-limited.
+descriptors. A connection is *pending* while it has not shown that it is a
+caller: while it waits for its request headers, and while the body of a request
+whose key the app has not accepted is still coming (the app checks the key as
+soon as the headers are in, before the body, and vouches for the connection;
+see :data:`VOUCH`). When a new connection would pass the cap, the oldest pending
+connection is closed to make room (a flood of idle or slow connections pushes
+out its own, not the clients being served); only when no connection is pending
+is the new one closed. One client address may hold at most
+``max_pending_per_address`` pending connections: its next one closes its oldest,
+so an address without a key cannot take the slots that callers need (it is
+trimmed :data:`ADDRESS_CAP_DELAY_S` later, so a caller's connection that came in
+a burst of the same address's has its headers read, and its key seen, first). A
+connection must send its request headers within ``header_timeout_s`` (a client
+that opens connections and sends nothing, or a byte a minute, is cut off); the
+body has a deadline and a minimum rate in the app. A request answered before its
+body is all in (a refusal) has its connection closed: the rest is not read.
+Repeated log lines from the accept loop (``Too many open files``) and from the
+protocol are rate-limited.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import re
@@ -33,6 +44,11 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 DEFAULT_MAX_CONNECTIONS = 1000
 DEFAULT_HEADER_TIMEOUT_S = 10.0
+DEFAULT_MAX_PENDING_PER_ADDRESS = 64
+ADDRESS_CAP_DELAY_S = 0.05  # how soon an address over its cap of pending connections is trimmed
+# The ASGI scope extension through which the app vouches for a connection whose key it accepted:
+# ``scope["extensions"][VOUCH]["vouch"]()``.
+VOUCH = "factcheck.vouch"
 REPEAT_WINDOW_S = 10.0
 
 
@@ -44,7 +60,8 @@ def _env_number(name: str, default: float) -> float:
 
 
 class GuardedH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol with a connection cap and a time-out on reading request headers.
+    """uvicorn's h11 protocol with a connection cap, a cap per client address on pending connections,
+    and a time-out on reading request headers.
 
     The limits are class attributes: :func:`protocol` makes a subclass with its own; a worker
     process (``--workers``) imports this class by name and reads them from the environment.
@@ -52,53 +69,121 @@ class GuardedH11Protocol(H11Protocol):
 
     max_connections: int = int(_env_number("FACTCHECK_WORKER_MAX_CONNECTIONS", DEFAULT_MAX_CONNECTIONS))
     header_timeout_s: float = _env_number("FACTCHECK_HEADER_TIMEOUT_S", DEFAULT_HEADER_TIMEOUT_S)
-    # Connections waiting for their request headers, oldest first (one map per server: see protocol()).
+    max_pending_per_address: int = int(
+        _env_number("FACTCHECK_MAX_PENDING_PER_ADDRESS", DEFAULT_MAX_PENDING_PER_ADDRESS)
+    )
+    # Pending connections, oldest first, and the same by client address (maps per server: see protocol()).
     waiting: ClassVar[OrderedDict[int, GuardedH11Protocol]] = OrderedDict()
+    pending_by_address: ClassVar[dict[str, OrderedDict[int, GuardedH11Protocol]]] = {}
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         over = len(self.connections) >= self.max_connections
         super().connection_made(transport)
         self._header_timer: asyncio.TimerHandle | None = None
+        self._vouched: object = None  # the request cycle whose key the app accepted
+        self._address = self.client[0] if self.client else "unknown"
         if over:
-            if not self.waiting:  # every connection is serving a request: this one must try again later
+            if not self.waiting:  # every connection is serving a caller: this one must try again later
                 transport.close()
                 return
             _, oldest = self.waiting.popitem(last=False)
-            oldest._cancel_header_timer()
-            oldest.transport.close()
-        self._watch_headers()
+            oldest._drop()
+        self._watch()
+        if len(self.pending_by_address.get(self._address, ())) > self.max_pending_per_address:
+            # Trimmed a moment later, once what already came has been read: a caller's connection that arrived
+            # in a burst of this address's (its headers and key in) is then no longer pending, and stays.
+            self.loop.call_later(ADDRESS_CAP_DELAY_S, self._trim_address)
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
-        self._watch_headers()
+        self._watch()
+
+    def handle_events(self) -> None:
+        cycle = self.cycle
+        super().handle_events()
+        if self.cycle is not None and self.cycle is not cycle:  # a new request: its app task has not run yet
+            extensions = self.scope.setdefault("extensions", {})
+            extensions[VOUCH] = {"vouch": functools.partial(self._vouch, self.cycle)}
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if self.conn.their_state is h11.SEND_BODY and not self.transport.is_closing():
+            # Answered before its body was all in (401, 413, 408...): reading the rest would let a client
+            # that drips it hold the connection, each byte restarting the keep-alive time-out.
+            self.transport.close()
+        self._watch()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._cancel_header_timer()
+        self._forget()
         super().connection_lost(exc)
+
+    def _trim_address(self) -> None:
+        """Close this address's oldest pending connections while it has more than its cap."""
+        same = self.pending_by_address.get(self._address)
+        while same and len(same) > self.max_pending_per_address:
+            _, oldest = same.popitem(last=False)
+            oldest._drop()
+
+    def _vouch(self, cycle: object) -> None:
+        """The app accepted the key of ``cycle``'s request: the connection is no longer pending."""
+        if cycle is self.cycle:
+            self._vouched = cycle
+            self._watch()
 
     def _waiting_for_headers(self) -> bool:
         return self.conn.their_state is h11.IDLE and self.conn.our_state is h11.IDLE
 
-    def _watch_headers(self) -> None:
-        """Arm the header timer while a request's headers are awaited; disarm it once they are in."""
+    def _pending(self) -> bool:
+        """Waiting for request headers, or for the body of a request nobody vouched for."""
+        if self.transport.is_closing():
+            return False
         if self._waiting_for_headers():
+            return True
+        return self.conn.their_state is h11.SEND_BODY and self._vouched is not self.cycle
+
+    def _watch(self) -> None:
+        """Keep the pending maps and the header timer (armed while a request's headers are awaited) true."""
+        key = id(self)
+        if self._pending():
+            if key not in self.waiting:
+                self.waiting[key] = self
+                self.pending_by_address.setdefault(self._address, OrderedDict())[key] = self
+        else:
+            self._unlist()
+        if self._waiting_for_headers() and not self.transport.is_closing():
             if self._header_timer is None:
                 self._header_timer = self.loop.call_later(self.header_timeout_s, self._headers_too_slow)
-                self.waiting[id(self)] = self
         else:
             self._cancel_header_timer()
+
+    def _unlist(self) -> None:
+        key = id(self)
+        self.waiting.pop(key, None)
+        same = self.pending_by_address.get(getattr(self, "_address", ""))
+        if same is not None:
+            same.pop(key, None)
+            if not same:
+                del self.pending_by_address[self._address]
 
     def _cancel_header_timer(self) -> None:
         timer = getattr(self, "_header_timer", None)
         if timer is not None:
             timer.cancel()
             self._header_timer = None
-        self.waiting.pop(id(self), None)
+
+    def _forget(self) -> None:
+        self._cancel_header_timer()
+        self._unlist()
+
+    def _drop(self) -> None:
+        """Close this pending connection to make room for a newer one."""
+        self._forget()
+        self.transport.close()
 
     def _headers_too_slow(self) -> None:
         self._header_timer = None
-        self.waiting.pop(id(self), None)
         if self._waiting_for_headers() and not self.transport.is_closing():
+            self._forget()
             self.transport.close()
 
 
@@ -179,12 +264,16 @@ def connection_limit(max_connections: int) -> int:
     return max(16, min(max_connections, raise_file_limit() - 64))
 
 
-def protocol(max_connections: int, header_timeout_s: float) -> type[GuardedH11Protocol]:
+def protocol(
+    max_connections: int, header_timeout_s: float, max_pending_per_address: int = DEFAULT_MAX_PENDING_PER_ADDRESS
+) -> type[GuardedH11Protocol]:
     """The protocol class with these limits (see :func:`connection_limit`)."""
     attributes = {
         "max_connections": connection_limit(max_connections),
         "header_timeout_s": header_timeout_s,
+        "max_pending_per_address": max_pending_per_address,
         "waiting": OrderedDict(),
+        "pending_by_address": {},
     }
     return type("GuardedH11", (GuardedH11Protocol,), attributes)
 
@@ -197,6 +286,7 @@ def config(
     forwarded_allow_ips: str | None = None,
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
     header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S,
+    max_pending_per_address: int = DEFAULT_MAX_PENDING_PER_ADDRESS,
     **options: Any,
 ) -> uvicorn.Config:
     """Uvicorn settings for one process and one event loop, so every request shares the
@@ -209,7 +299,7 @@ def config(
         host=host,
         port=port,
         workers=1,
-        http=protocol(max_connections, header_timeout_s),
+        http=protocol(max_connections, header_timeout_s, max_pending_per_address),
         **_common(forwarded_allow_ips),
         **options,
     )
@@ -244,6 +334,7 @@ def serve_workers(
     forwarded_allow_ips: str | None = None,
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
     header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S,
+    max_pending_per_address: int = DEFAULT_MAX_PENDING_PER_ADDRESS,
     log_level: str = "info",
 ) -> None:
     """Serve with ``workers`` processes sharing one listening socket (uvicorn's supervisor).
@@ -255,6 +346,7 @@ def serve_workers(
     os.environ[WORKER_SETTINGS] = settings_json
     os.environ["FACTCHECK_WORKER_MAX_CONNECTIONS"] = str(max(16, connection_limit(max_connections) // workers))
     os.environ["FACTCHECK_HEADER_TIMEOUT_S"] = str(header_timeout_s)
+    os.environ["FACTCHECK_MAX_PENDING_PER_ADDRESS"] = str(max_pending_per_address)
     uvicorn.run(
         "factcheck.server.app:app_from_environment",
         factory=True,

@@ -67,8 +67,12 @@ class ServerSettings:
     - ``auth_failures_per_minute``: wrong keys allowed per client address (a burst of 10, then this rate;
       ``FACTCHECK_AUTH_FAILURES_PER_MINUTE``); over it, every request from that address gets 429.
     - ``max_connections``: open connections at once (more are closed at once; ``FACTCHECK_MAX_CONNECTIONS``).
+    - ``max_pending_per_address``: connections one client address may hold before it has shown a key
+      (waiting for its headers, or sending the body of a request without one); its next one closes its
+      oldest (``FACTCHECK_MAX_PENDING_PER_ADDRESS``).
     - ``header_timeout_s`` / ``body_timeout_s``: time a client has to send its request headers, and then
-      each part of the body (``FACTCHECK_HEADER_TIMEOUT_S``, ``FACTCHECK_BODY_TIMEOUT_S``).
+      its whole body (``FACTCHECK_HEADER_TIMEOUT_S``, ``FACTCHECK_BODY_TIMEOUT_S``); the body must also
+      arrive at ``min_body_rate`` bytes a second or more after its first 2 s (``FACTCHECK_MIN_BODY_RATE``; 0 = off).
     - ``answer_cache_size``: whole answers kept in memory, keyed by the text exactly as sent, its
       date and the checker's settings, for ``answer_cache_ttl_s`` seconds (``FACTCHECK_ANSWER_CACHE_SIZE``; 0 = off).
     """
@@ -90,6 +94,8 @@ class ServerSettings:
     max_connections: int = 1000
     header_timeout_s: float = 10.0
     body_timeout_s: float = 10.0
+    min_body_rate: float = 1000.0
+    max_pending_per_address: int = 64
     answer_cache_size: int = 10_000
     answer_cache_ttl_s: float = 600.0
     extra_secrets: tuple[str, ...] = field(default=(), repr=False)
@@ -111,10 +117,10 @@ class ServerSettings:
             raise ConfigError(f"deadline_s must be a positive number of seconds, got {self.deadline_s!r}")
         if self.max_checkers < 1:
             raise ConfigError(f"max_checkers must be at least 1, got {self.max_checkers!r}")
-        for name in ("max_claims", "claims_burst", "max_connections"):
+        for name in ("max_claims", "claims_burst", "max_connections", "max_pending_per_address"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be a whole number of at least 1, got {getattr(self, name)!r}")
-        for name in ("claims_per_minute", "auth_failures_per_minute", "answer_cache_size"):
+        for name in ("claims_per_minute", "auth_failures_per_minute", "answer_cache_size", "min_body_rate"):
             if not 0 <= getattr(self, name) < math.inf:
                 raise ConfigError(f"{name} must be 0 (off) or positive, got {getattr(self, name)!r}")
         for name in ("header_timeout_s", "body_timeout_s", "answer_cache_ttl_s"):
@@ -191,6 +197,8 @@ class ServerSettings:
             "max_connections": ("FACTCHECK_MAX_CONNECTIONS", int),
             "header_timeout_s": ("FACTCHECK_HEADER_TIMEOUT_S", float),
             "body_timeout_s": ("FACTCHECK_BODY_TIMEOUT_S", float),
+            "min_body_rate": ("FACTCHECK_MIN_BODY_RATE", float),
+            "max_pending_per_address": ("FACTCHECK_MAX_PENDING_PER_ADDRESS", int),
             "answer_cache_size": ("FACTCHECK_ANSWER_CACHE_SIZE", int),
         }
         for key, (variable, kind) in numbers.items():

@@ -23,16 +23,19 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from factcheck.claimtime import reference_time
 from factcheck.errors import FactcheckError, InputError, raise_errors_requested
+from factcheck.interrupt import Interrupt, current_interrupt
 from factcheck.pipeline import Checker
 from factcheck.scoring import score_text
 from factcheck.types import Claim, ClaimVerdict, Judgment, SkippedSentence, Usage
 from factcheck.usage import UsageRecorder
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,20 @@ def _abstentions(checker: Checker, reason: str) -> tuple[Judgment, ...]:
     return tuple(Judgment(agent.name, None, error=reason) for agent in checker.agents)
 
 
+async def _stoppable(work: Awaitable[T]) -> T:
+    """``await work``; if this is cancelled (the client went away) or times out (the deadline), the synchronous
+    work it runs in worker threads (spaCy splitting the text) is stopped too, not left to spend the CPU."""
+    interrupt = Interrupt()
+    token = current_interrupt.set(interrupt)
+    try:
+        return await work
+    except BaseException:
+        interrupt.request()
+        raise
+    finally:
+        current_interrupt.reset(token)
+
+
 async def check_events(
     checker: Checker,
     text: str,
@@ -98,7 +115,7 @@ async def check_events(
     max_claims: int | None = None,
     admit: Callable[[int], None] | None = None,
     as_of: str | None = None,
-) -> AsyncIterator[CheckEvent]:
+) -> AsyncGenerator[CheckEvent, None]:
     """Check ``text`` with ``checker``, yielding events as it goes; the last is always ``verdict``.
 
     Raises a :class:`~factcheck.FactcheckError` for a problem of settings or
@@ -122,8 +139,8 @@ async def check_events(
     try:
         async with asyncio.timeout_at(deadline):
             # The server's limit goes to the extraction, so one note says how many were found and how many kept.
-            extraction = await checker.extraction(
-                text, recorder, max_claims=max_claims, max_claims_by="the server's max_claims"
+            extraction = await _stoppable(
+                checker.extraction(text, recorder, max_claims=max_claims, max_claims_by="the server's max_claims")
             )
             claims, skipped = list(extraction.claims), extraction.skipped
     except TimeoutError:

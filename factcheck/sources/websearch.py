@@ -54,7 +54,7 @@ from factcheck.plugins.hookspecs import hookimpl
 from factcheck.sources.base import Source
 from factcheck.sources.wikipedia import strip_html
 from factcheck.types import Claim, Evidence
-from factcheck.usage import record_search
+from factcheck.usage import charge_search
 
 ORGANIC_LIMIT = 5  # the paper keeps the snippets of the first five organic results
 RESULTS_PER_PAGE = 10
@@ -368,10 +368,10 @@ class WebSearchSource(Source):
 
     def before_send(self, key: str) -> None:
         """Called when a search holds its slot, just before it is sent: stop it if the key has been
-        refused meanwhile (concurrent claims queue behind the first refusal), else count the search."""
+        refused meanwhile (concurrent claims queue behind the first refusal). The request itself is
+        counted where it is sent (each retry too), against the run's budget."""
         if (reason := REFUSALS.reason(self._refusal_key(key))) is not None:
             raise SourceRefusedError(f"{reason}; not sent again: the key was refused earlier")
-        record_search()  # a request made is counted, even when it fails
 
     @abstractmethod
     async def fetch(self, query: str, key: str) -> Mapping[str, Any]:
@@ -503,6 +503,7 @@ class SerpAPISource(WebSearchSource):
     def fetch_sync(self, query: str, key: str) -> Mapping[str, Any]:
         """One blocking search through the client (the key goes in the query string, so errors are redacted)."""
         self.before_send(key)
+        charge_search(self.name)  # the client sends once (no retries): one request, counted before it goes
         search = GoogleSearch({"q": query, "api_key": key, **self.request_params()})
         search.BACKEND = self.root  # construct_url builds self.BACKEND + "/search"
         search.timeout = self.timeout_s  # passed to requests.get; the client's default is 60000 s

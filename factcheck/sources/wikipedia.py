@@ -34,7 +34,9 @@ Wikimedia's API etiquette is kept:
   names this software and says no contact was set (a 403 refusing it says
   which setting to change, and is not repeated for every claim);
 - ``maxlag=5`` on every request, and a ``maxlag`` error is retried after the
-  server's ``Retry-After``;
+  server's ``Retry-After`` (at most ``MAXLAG_RETRIES`` times, each wait capped at
+  ``MAXLAG_WAIT_S``); a wiki still lagging then makes the agent abstain with the
+  lag named, and for ``LAG_HOLD_S`` its requests are sent once with no waiting;
 - one request at a time per host by default (``concurrency``).
 
 Every request goes through :func:`factcheck.net.request_json` (time-outs,
@@ -55,6 +57,8 @@ import asyncio
 import math
 import os
 import re
+import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -72,9 +76,9 @@ from factcheck.net import REFUSALS, ServiceHTTPError, SourceRefusedError, packag
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.sources.base import Source
 from factcheck.types import Claim, Evidence
-from factcheck.usage import record_search
+from factcheck.usage import current_usage
 
-VERSION = "3"  # bump when the requests or the parsing of answers change, to invalidate cached entries
+VERSION = "4"  # bump when the requests or the parsing of answers change, to invalidate cached entries
 SERVICE = "wikipedia"
 # Retry policy handed to request_json; module constants so tests can shorten the back-off.
 RETRIES = 3
@@ -83,6 +87,12 @@ BACKOFF_S = 0.5
 MAX_PAGES = 20
 # Wikimedia asks automated clients for maxlag=5: back off while the database replicas lag more than that.
 MAXLAG_S = 5
+# A lagging wiki is retried at most MAXLAG_RETRIES times per request, each after its Retry-After capped at
+# MAXLAG_WAIT_S; after giving up, the host counts as lagging for LAG_HOLD_S, and its requests are sent once,
+# with no waiting, so one lagging wiki costs a check seconds, not the agent time-out.
+MAXLAG_RETRIES = 1
+MAXLAG_WAIT_S = 5.0
+LAG_HOLD_S = 60.0
 USER_AGENT_ENV = "FACTCHECK_WIKIPEDIA_USER_AGENT"
 USER_AGENT_POLICY = "https://foundation.wikimedia.org/wiki/Policy:Wikimedia_Foundation_User-Agent_Policy"
 # The contact must be the operator's own, so the default has none and says so to whoever reads the logs.
@@ -97,6 +107,8 @@ _LANGUAGE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 _SENTENCE_END = re.compile(r"[.!?][\"')\]\u201d\u2019]*(?=\s)|\n")
 # A MediaWiki timestamp: 2009-12-30T12:00:00Z.
 _TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+# An HTML tag (or comment) in text: "<p>", "</b>", "<br/>", "<!--"; not "x < 5" or "a <= b".
+_TAG = re.compile(r"<(?:/?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?|!--[^>]*)>")
 # Words of a 403 body that refuses the client for its User-Agent (Wikimedia's text/plain answers).
 _USER_AGENT_REFUSAL = re.compile(r"user[- ]agent|robot policy", re.IGNORECASE)
 
@@ -137,6 +149,14 @@ def strip_html(fragment: str) -> str:
     parser.feed(fragment)
     parser.close()
     return " ".join("".join(parser.parts).split())
+
+
+def plain_extract(extract: str) -> str:
+    """A lead extract as plain text. ``explaintext`` asks for plain text, but a wiki that ignores it (an
+    older TextExtracts, a mirror or proxy) sends HTML (``<p><b>...``): that is stripped as search snippets
+    are (:func:`strip_html`), so no markup reaches the evidence and the verifier. A plain extract keeps its
+    line breaks (they end sentences)."""
+    return strip_html(extract) if _TAG.search(extract) else extract.strip()
 
 
 def trim_at_sentence(text: str, max_chars: int) -> str:
@@ -185,6 +205,59 @@ def is_lagged(data: Any) -> bool:
     return isinstance(error, Mapping) and error.get("code") == "maxlag"
 
 
+class _Lagging:
+    """Hosts that lagged past the maxlag retries recently (until when, monotonic): not waited for again."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._until: dict[str, float] = {}
+
+    def remember(self, host: str) -> None:
+        with self._lock:
+            self._until[host] = time.monotonic() + LAG_HOLD_S
+
+    def lagging(self, host: str) -> bool:
+        with self._lock:
+            return self._until.get(host, 0.0) > time.monotonic()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._until.clear()
+
+
+LAGGING = _Lagging()
+
+
+def _lag_retries(host: str) -> Callable[[Any], bool]:
+    """A ``retry_answer`` for one request: true for its first ``MAXLAG_RETRIES`` maxlag answers (none while
+    ``host`` is known to lag)."""
+    left = [MAXLAG_RETRIES]
+
+    def retry(data: Any) -> bool:
+        # Asked when the answer comes: a request queued behind one that gave up does not wait either.
+        if not is_lagged(data) or left[0] <= 0 or LAGGING.lagging(host):
+            return False
+        left[0] -= 1
+        return True
+
+    return retry
+
+
+def _gave_up_on_lag(host: str, data: Mapping[str, Any]) -> None:
+    """After a maxlag answer left unretried: remember ``host`` as lagging, note it once in the check's usage,
+    and raise SourceError (the agent abstains with it)."""
+    LAGGING.remember(host)
+    retries = f"{MAXLAG_RETRIES} {'retry' if MAXLAG_RETRIES == 1 else 'retries'}"
+    note = (
+        f"{SERVICE}: {host} lags (maxlag): gave up after {retries} of at most {MAXLAG_WAIT_S:g}s;"
+        f" for {LAG_HOLD_S:g}s its requests are sent once, with no waiting"
+    )
+    if (recorder := current_usage.get()) is not None and note not in recorder.notes:
+        recorder.notes.append(note)
+    info = data["error"].get("info")
+    raise SourceError(f"{note} ({info})" if isinstance(info, str) and info else note)
+
+
 def parse_search(data: Any) -> list[dict[str, str]]:
     """The hits of a ``list=search`` answer as ``{"title", "snippet"}``, best first (snippets as plain text)."""
     _api_error(data)
@@ -217,7 +290,7 @@ def _page(page: Mapping[str, Any]) -> dict[str, Any] | None:
         "title": title,
         "url": url if isinstance(url, str) and url else None,
         # None, not "": the wiki sent no extract at all (no TextExtracts), so the snippet must stand in.
-        "extract": extract.strip() if isinstance(extract, str) else None,
+        "extract": plain_extract(extract) if isinstance(extract, str) else None,
         "revision": _revision(page),
     }
 
@@ -426,6 +499,7 @@ class WikipediaSource(Source):
         not parse (an API error) raises before it can be stored.
         """
         url = self.endpoint
+        host = urlsplit(url).netloc
         agent = self.user_agent_header()
         refusal_key = (SERVICE, url, agent)
 
@@ -434,7 +508,7 @@ class WikipediaSource(Source):
             # the first refusal of this User-Agent do not repeat it.
             if (reason := REFUSALS.reason(refusal_key)) is not None:
                 raise SourceRefusedError(reason)
-            record_search()  # only on a real request: cache hits are counted by cached()
+            # Each request sent (each retry too) is counted by request_json, against the run's budget.
 
         async def fetch() -> Any:
             try:
@@ -449,7 +523,8 @@ class WikipediaSource(Source):
                     backoff_s=BACKOFF_S,
                     concurrency=self.concurrency,
                     before_send=before_send,
-                    retry_answer=is_lagged,
+                    retry_answer=_lag_retries(host),
+                    retry_answer_wait_s=MAXLAG_WAIT_S,
                 )
             except ServiceHTTPError as exc:
                 if not _user_agent_refused(exc):
@@ -457,6 +532,8 @@ class WikipediaSource(Source):
                 refused = self._refused_user_agent(agent, exc)
                 REFUSALS.remember(refusal_key, str(refused))
                 raise refused from None
+            if is_lagged(data):
+                _gave_up_on_lag(host, data)
             return parse(data)
 
         return await cached(kind=SERVICE, version=VERSION, request={"url": url, "params": dict(params)}, compute=fetch)
