@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import CancelledError as CancelledFuture
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -119,6 +120,10 @@ FALLBACK_EXTRACTOR = "sentence"
 EXTRACT_CHARS_PER_CLAIM = 500  # with max_claims = 200, claims are read from the first 100,000 characters
 UNREADY_RETRY_S = 600.0  # a component whose prepare() timed out is not waited for again before this
 PREPARE_CLOCK_SLACK_S = 0.05  # a wait for prepare_timeout_s may end this much early (timer granularity)
+# A bound on that wait set by whoever runs the check under a deadline of its own (the server: a share of
+# its --deadline), so a component not ready never costs a check its deadline, and the agents that are
+# ready still answer in time. None: no bound beyond the settings'.
+prepare_wait_cap: ContextVar[float | None] = ContextVar("factcheck_prepare_wait_cap", default=None)
 
 
 CACHE_SETTINGS = ("absence_ttl_s", "enabled", "max_mb", "path", "refresh")
@@ -473,8 +478,11 @@ class Checker:
         """How long a check waits for a component's ``prepare()``: its agents' time-out (an agent that
         cannot start within the time it has to answer is as good as timed out), at most
         ``prepare_timeout_s``. Counted from when the prepare started, so a check that joins one
-        started by an earlier check (or by the server's warm-up) waits only for the rest."""
-        return min(self.settings.agent_timeout_s, self.settings.prepare_timeout_s)
+        started by an earlier check (or by the server's warm-up) waits only for the rest; at most
+        :data:`prepare_wait_cap` where the caller set one."""
+        wait = min(self.settings.agent_timeout_s, self.settings.prepare_timeout_s)
+        cap = prepare_wait_cap.get()
+        return wait if cap is None else min(wait, cap)
 
     async def prepare_component(self, component: Source | Verifier) -> str | None:
         """Run ``component.prepare()`` as a check does, with this checker's LLM settings and cache:

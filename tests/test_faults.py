@@ -946,3 +946,28 @@ def test_an_interrupt_stops_its_own_work_in_a_thread_and_nothing_after_it() -> N
         pass
     later.request()  # after its work ended: nothing is raised here
     assert sum(range(10_000)) == 49_995_000
+
+
+def test_a_checker_the_warm_up_never_prepared_skips_a_never_ready_source_within_the_deadline(tmp_path: Path) -> None:
+    """A request naming another scorer gets a checker of its own, whose components the warm-up never
+    prepared: its first check waits a third of the deadline for the never-ready source, not the agent
+    time-out (here 3 s, over the 2 s deadline), and the ready agent's verdict comes back whole, in time."""
+    from factcheck.server.app import create_app
+    from factcheck.server.runner import serve_in_thread
+    from factcheck.server.settings import ServerSettings
+
+    config = tmp_path / "factcheck.toml"
+    config.write_text(
+        'profile = "offline"\n[agents.corpus]\nsource = "static"\nverifier = "scripted"\n'
+        '[agents.hangs]\nsource = "never-ready"\nverifier = "scripted"\n[pipeline]\nagent_timeout_s = 3\n'
+    )
+    settings = ServerSettings(api_keys=(KEY,), profile="offline", rate_per_minute=0, deadline_s=2, config=str(config))
+    with registered(NeverReady(), StaticSource(), ScriptedVerifier()), serve_in_thread(create_app(settings)) as url:
+        started = time.monotonic()
+        body = {"text": "Statins lower LDL cholesterol.", "scorer": "normsum"}
+        answer = httpx.post(f"{url}/v1/check", json=body, headers=AUTH, timeout=30).json()
+        took = time.monotonic() - started
+    judgments = {j["agent"]: j for j in answer["claims"][0]["judgments"]}
+    assert judgments["corpus"]["factuality"] is True  # the ready agent answered
+    assert "is not ready" in (judgments["hangs"]["error"] or "")
+    assert answer["partial"] is False and took < 2, (took, answer.get("usage", {}).get("notes"))

@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 from factcheck.claimtime import reference_time
 from factcheck.errors import FactcheckError, InputError, raise_errors_requested
 from factcheck.interrupt import Interrupt, current_interrupt
-from factcheck.pipeline import Checker
+from factcheck.pipeline import Checker, prepare_wait_cap
 from factcheck.scoring import score_text
 from factcheck.types import Claim, ClaimVerdict, Judgment, SkippedSentence, Usage
 from factcheck.usage import UsageRecorder
@@ -107,6 +107,9 @@ async def _stoppable(work: Awaitable[T]) -> T:
         current_interrupt.reset(token)
 
 
+PREPARE_SHARE_OF_DEADLINE = 1 / 3  # how much of the deadline a check may wait for a component's prepare()
+
+
 async def check_events(
     checker: Checker,
     text: str,
@@ -169,7 +172,13 @@ async def check_events(
                 return ClaimVerdict(claim, _abstentions(checker, reason)), Usage(errors={"server:claim": 1})
         return verdict.claims[0], verdict.usage
 
-    tasks = {asyncio.create_task(check_one(claim)): index for index, claim in enumerate(claims)}
+    # A component still preparing is waited for a third of the deadline at most (each task keeps the bound:
+    # a task copies the context it is created in), so the agents that are ready answer before the deadline.
+    bound = prepare_wait_cap.set(deadline_s * PREPARE_SHARE_OF_DEADLINE)
+    try:
+        tasks = {asyncio.create_task(check_one(claim)): index for index, claim in enumerate(claims)}
+    finally:
+        prepare_wait_cap.reset(bound)
     done_claims: dict[int, ClaimVerdict] = {}
     usages: list[Usage] = [recorder.freeze()]
     pending = set(tasks)
