@@ -22,7 +22,6 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import CancelledError as CancelledFuture
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -120,10 +119,6 @@ FALLBACK_EXTRACTOR = "sentence"
 EXTRACT_CHARS_PER_CLAIM = 500  # with max_claims = 200, claims are read from the first 100,000 characters
 UNREADY_RETRY_S = 600.0  # a component whose prepare() timed out is not waited for again before this
 PREPARE_CLOCK_SLACK_S = 0.05  # a wait for prepare_timeout_s may end this much early (timer granularity)
-# A bound on that wait set by whoever runs the check under a deadline of its own (the server: a share of
-# its --deadline), so a component not ready never costs a check its deadline, and the agents that are
-# ready still answer in time. None: no bound beyond the settings'.
-prepare_wait_cap: ContextVar[float | None] = ContextVar("factcheck_prepare_wait_cap", default=None)
 
 
 CACHE_SETTINGS = ("absence_ttl_s", "enabled", "max_mb", "path", "refresh")
@@ -228,6 +223,7 @@ class Checker:
         )
         self.agents: tuple[Agent, ...] = tuple(agents) if agents is not None else self._build_agents(settings)
         self._profile: str | None = settings.profile if agents is None else None  # whose agents these are
+        self._judged_by: JudgedBy | None = None  # worked out on first use (judged_by)
         if not self.agents:
             raise ConfigError("no agents configured: nothing would check the claims")
         names = [a.name for a in self.agents]
@@ -265,13 +261,16 @@ class Checker:
         clone = copy.copy(self)
         clone.agents = tuple(agents)
         clone._profile = None
+        clone._judged_by = None
         return clone
 
     def judged_by(self) -> JudgedBy:
         """Who judges this checker's checks (a verdict's ``judged_by``): the profile its agents came from
         (``None`` for agents handed in), each agent with the corpus it searches, and the caution a reader
-        needs when they search only a corpus of one domain."""
-        return judged_by(self._profile, ((a.name, a.source, a.verifier) for a in self.agents))
+        needs when they search only a corpus of one domain. Worked out once: the agents are fixed."""
+        if self._judged_by is None:
+            self._judged_by = judged_by(self._profile, ((a.name, a.source, a.verifier) for a in self.agents))
+        return self._judged_by
 
     @staticmethod
     def _build_agents(settings: Settings) -> tuple[Agent, ...]:
@@ -295,11 +294,20 @@ class Checker:
         with ThreadPoolExecutor(max_workers=1) as pool:
             return pool.submit(asyncio.run, self.acheck(text, claims, as_of)).result()
 
-    async def acheck(self, text: str, claims: Sequence[Claim] | None = None, as_of: str | None = None) -> TextVerdict:
+    async def acheck(
+        self,
+        text: str,
+        claims: Sequence[Claim] | None = None,
+        as_of: str | None = None,
+        *,
+        prepare_wait_s: float | None = None,
+    ) -> TextVerdict:
         """Check ``text``. With ``claims`` (a dataset's own segmentation), extraction is skipped.
 
         ``as_of`` is when the text was written (ISO 8601 date or time; default now): claims' times are
         resolved against it, and sources that can read the past (Wikipedia) read the pages of then.
+        ``prepare_wait_s`` bounds the wait for a component still preparing (:meth:`ready_wait_s`): a
+        caller with a deadline of its own (the server) keeps the ready agents' answers inside it.
         """
         if not isinstance(text, str) or not text.strip():
             raise InputError("empty text: there is nothing to check")
@@ -312,7 +320,7 @@ class Checker:
         token = current_reference.set(reference)
         try:
             with self._context(recorder):
-                verdict = await self._check(text, claims, recorder)
+                verdict = await self._check(text, claims, recorder, prepare_wait_s)
         finally:
             current_reference.reset(token)
         verdict = replace(verdict, as_of=reference.isoformat())
@@ -358,7 +366,9 @@ class Checker:
             current_llm_settings.reset(tokens[1])
             current_cache.reset(tokens[2])
 
-    async def _check(self, text: str, given: Sequence[Claim] | None, recorder: UsageRecorder) -> TextVerdict:
+    async def _check(
+        self, text: str, given: Sequence[Claim] | None, recorder: UsageRecorder, prepare_wait_s: float | None = None
+    ) -> TextVerdict:
         with recorder.timed("total"):
             skipped: tuple[SkippedSentence, ...] = ()
             if given is not None:
@@ -373,7 +383,7 @@ class Checker:
             claims, detection = await asyncio.to_thread(_read_text, text, claims, reference)
             # After extraction: a model the extractor found refusing (a bad key or model name) skips its agents.
             with recorder.timed("prepare"):
-                broken = await self._prepare_agents(recorder)
+                broken = await self._prepare_agents(recorder, prepare_wait_s)
                 refused = self._refuse_unread_language(detection, broken, recorder)
             limit = asyncio.Semaphore(self.settings.max_concurrency)
             judged = await asyncio.gather(*(self._judge_claim(claim, limit, recorder, broken) for claim in claims))
@@ -474,24 +484,23 @@ class Checker:
             return replace(extraction, claims=tuple(claims))
         return extraction
 
-    def ready_wait_s(self) -> float:
+    def ready_wait_s(self, bound_s: float | None = None) -> float:
         """How long a check waits for a component's ``prepare()``: its agents' time-out (an agent that
         cannot start within the time it has to answer is as good as timed out), at most
-        ``prepare_timeout_s``. Counted from when the prepare started, so a check that joins one
-        started by an earlier check (or by the server's warm-up) waits only for the rest; at most
-        :data:`prepare_wait_cap` where the caller set one."""
+        ``prepare_timeout_s`` and ``bound_s`` (the caller's own limit). Counted from when the prepare
+        started, so a check that joins one started by an earlier check (or by the server's warm-up)
+        waits only for the rest."""
         wait = min(self.settings.agent_timeout_s, self.settings.prepare_timeout_s)
-        cap = prepare_wait_cap.get()
-        return wait if cap is None else min(wait, cap)
+        return wait if bound_s is None else min(wait, bound_s)
 
-    async def prepare_component(self, component: Source | Verifier) -> str | None:
+    async def prepare_component(self, component: Source | Verifier, wait_s: float | None = None) -> str | None:
         """Run ``component.prepare()`` as a check does, with this checker's LLM settings and cache:
         ``None`` when it can run, else why its agents abstain.
 
         The prepare runs in the background, on the component's loop, for up to ``prepare_timeout_s``;
-        a check waits for it at most :meth:`ready_wait_s`. One still running then is not waited for
-        again (nor its retries) until one of its prepares has ended: its agents abstain at once, saying
-        so, and the other agents answer at full speed; a later check finds it done, or a prepare still
+        a check waits for it at most :meth:`ready_wait_s` (``wait_s`` bounds it). One still running then
+        is not waited for again (nor its retries) until one of its prepares has ended: its agents abstain
+        at once, saying so, and the other agents answer at full speed; a later check finds it done, or a prepare still
         not done after ``prepare_timeout_s`` is given up (and tried again after :data:`UNREADY_RETRY_S`).
 
         A ConfigError or InputError (a bad corpus path) is raised: the user must fix it.
@@ -512,11 +521,15 @@ class Checker:
                 current_llm_settings.reset(tokens[0])
                 current_cache.reset(tokens[1])
             self._preparing[key] = running
-        wait = 0.0 if key in self._slow else running.started + self.ready_wait_s() - time.monotonic()
+        ready_wait = self.ready_wait_s(wait_s)
+        wait = 0.0 if key in self._slow else running.started + ready_wait - time.monotonic()
         try:
             done = await settled(running.future, wait)
         except asyncio.CancelledError:
-            self._slow.add(key)  # its check ran out of time waiting (a server's deadline): later ones do not wait
+            # Its check ran out of time while the prepare ran on (a server's deadline): later checks do not
+            # wait for it. Not so when the prepare had ended (a sibling claim's check failed on its error).
+            if not running.future.done():
+                self._slow.add(key)
             raise
         timed_out = f"prepare of {component.name} did not finish within {limit:g}s"
         if not done:
@@ -525,7 +538,7 @@ class Checker:
                 self._slow.add(key)
                 return (
                     f"{component.name} is not ready: its prepare() goes on in the background (checks wait "
-                    f"{self.ready_wait_s():g}s for it, prepare_timeout_s = {limit:g}); "
+                    f"{ready_wait:g}s for it, prepare_timeout_s = {limit:g}); "
                     "its agents abstain until it is done"
                 )
             abandon(component, running.future)  # one that blocks its loop cannot time itself out
@@ -552,7 +565,7 @@ class Checker:
         self._slow.discard(key)
         return None
 
-    async def _prepare_agents(self, recorder: UsageRecorder) -> dict[str, str]:
+    async def _prepare_agents(self, recorder: UsageRecorder, wait_s: float | None = None) -> dict[str, str]:
         """Run each source's and verifier's ``prepare`` once; why each agent that cannot run is out.
 
         A ConfigError or InputError (a bad corpus path) stops the check: the user must fix it.
@@ -565,7 +578,7 @@ class Checker:
             components.setdefault(("verifier", agent.verifier.name), agent.verifier)
 
         async def prepare(kind: str, component: Source | Verifier) -> str | None:
-            reason = await self.prepare_component(component)
+            reason = await self.prepare_component(component, wait_s)
             if reason is not None:
                 recorder.count(recorder.errors, f"{kind}:{component.name}")
                 if reason.startswith(f"{component.name} is not ready") and reason not in recorder.notes:

@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 from factcheck.claimtime import reference_time
 from factcheck.errors import FactcheckError, InputError, raise_errors_requested
 from factcheck.interrupt import Interrupt, current_interrupt
-from factcheck.pipeline import Checker, prepare_wait_cap
+from factcheck.pipeline import Checker
 from factcheck.scoring import score_text
 from factcheck.types import Claim, ClaimVerdict, Judgment, SkippedSentence, Usage
 from factcheck.usage import UsageRecorder
@@ -156,12 +156,15 @@ async def check_events(
     yield CheckEvent("claims", {"claims": [claim.to_dict() for claim in claims]})
 
     limit = asyncio.Semaphore(checker.settings.max_concurrency)
+    prepare_wait_s = deadline_s * PREPARE_SHARE_OF_DEADLINE
     languages: list[str | None] = []  # each claim's check detects the same text's language
 
     async def check_one(claim: Claim) -> tuple[ClaimVerdict, Usage]:
         async with limit:
             try:
-                verdict = await checker.acheck(text, claims=[claim], as_of=written)
+                # A component still preparing is waited for a share of the deadline at most, so the agents
+                # that are ready answer before it.
+                verdict = await checker.acheck(text, claims=[claim], as_of=written, prepare_wait_s=prepare_wait_s)
                 languages.append(verdict.language)
             except FactcheckError:
                 raise
@@ -172,13 +175,7 @@ async def check_events(
                 return ClaimVerdict(claim, _abstentions(checker, reason)), Usage(errors={"server:claim": 1})
         return verdict.claims[0], verdict.usage
 
-    # A component still preparing is waited for a third of the deadline at most (each task keeps the bound:
-    # a task copies the context it is created in), so the agents that are ready answer before the deadline.
-    bound = prepare_wait_cap.set(deadline_s * PREPARE_SHARE_OF_DEADLINE)
-    try:
-        tasks = {asyncio.create_task(check_one(claim)): index for index, claim in enumerate(claims)}
-    finally:
-        prepare_wait_cap.reset(bound)
+    tasks = {asyncio.create_task(check_one(claim)): index for index, claim in enumerate(claims)}
     done_claims: dict[int, ClaimVerdict] = {}
     usages: list[Usage] = [recorder.freeze()]
     pending = set(tasks)
