@@ -45,6 +45,7 @@ from typing import Any
 from factcheck import get_verifiers
 from factcheck.batch.inputs import Document, open_input
 from factcheck.batch.runner import LocalEngine, Tally, run_batch
+from factcheck.build import build_checker
 from factcheck.pipeline import Agent, Checker
 from factcheck.resume import AppendLog
 from factcheck.testing import ScriptedVerifier, StaticSource
@@ -111,7 +112,7 @@ def start_server(latency_s: float) -> tuple[subprocess.Popen[str], str]:
 def llm_checker(base_url: str, concurrency: int, cache: bool) -> Checker:
     """One agent: a static offline source judged by the ``llm`` verifier on the fake server."""
     verifier = get_verifiers()["llm"]
-    return Checker(
+    return build_checker(
         profile="offline",
         extractor="sentence",
         agents=[Agent("static", StaticSource(), verifier)],
@@ -155,7 +156,7 @@ def memory(count: int, concurrency: int, folder: Path) -> list[tuple[int, float]
     with path.open("w", encoding="utf-8") as handle:
         for i in range(count):
             handle.write(json.dumps({"id": f"m{i}", "text": sentence(i), "source": "bench"}) + "\n")
-    checker = Checker(
+    checker = build_checker(
         extractor="sentence", agents=[Agent("cheap", StaticSource(), ScriptedVerifier())], cache={"enabled": False}
     )
     checker.check(sentence(10**6))

@@ -22,7 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from factcheck import Agent, Checker, Claim
+from factcheck import Agent, Claim
+from factcheck.build import build_checker
 from factcheck.sources.corpus import CorpusSource
 from factcheck.text import split_sentences
 from factcheck.verifiers.nli import SHIPPED_MODEL, NLIModel, NLIVerifier
@@ -54,7 +55,7 @@ def fp32_folder(onnx: Path) -> Path:
 
 async def end_to_end(texts: list[str], model: Path) -> tuple[list[float], list[int]]:
     verifier = NLIVerifier(model=str(model))
-    checker = Checker(agents=[Agent("corpus", CorpusSource(), verifier)], cache={"enabled": False})
+    checker = build_checker(agents=[Agent("corpus", CorpusSource(), verifier)], cache={"enabled": False})
     await checker.acheck(texts[0])  # index and model loaded once, outside the timing
     latencies, sentences = [], []
     for text in texts:

@@ -27,8 +27,8 @@ CHECKS = 300
 def main() -> None:
     os.environ["FACTCHECK_CACHE_DIR"] = tempfile.mkdtemp()
     os.environ["FACTCHECK_LOAD_PLUGINS"] = ""
+    from factcheck.build import build_checker
     from factcheck.extractors.base import ClaimExtractor
-    from factcheck.pipeline import Checker
     from factcheck.types import Claim
 
     @dataclass(frozen=True)
@@ -47,7 +47,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         config = Path(folder) / "factcheck.toml"
         config.write_text('profile = "offline"\n[agents.corpus]\nsource = "corpus"\nverifier = "lexical"\n')
-        checker = Checker(config=str(config), extractor=Dots(), cache={"enabled": False})
+        checker = build_checker(config=str(config), extractor=Dots(), cache={"enabled": False})
         with gzip.open(CORPUS, "rt", encoding="utf-8") as handle:
             titles = [json.loads(line)["title"].strip().rstrip(".") for line in handle]
         titles = [t for t in titles if 4 <= len(t.split()) <= 25]

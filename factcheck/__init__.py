@@ -7,6 +7,7 @@
 The public API is exactly what this module exports.
 """
 
+from factcheck.build import build_checker
 from factcheck.config import AgentSpec, Settings, load_settings
 from factcheck.errors import (
     ConfigError,
@@ -20,7 +21,9 @@ from factcheck.errors import (
     UnknownComponentError,
     VerifierError,
 )
+from factcheck.events import CheckEvent, ClaimChecked, ClaimsFound, TextChecked
 from factcheck.extractors.base import ClaimExtractor
+from factcheck.limits import Limits
 from factcheck.pipeline import Agent, Checker, check
 from factcheck.plugins import (
     get_extractors,
@@ -56,11 +59,14 @@ __all__ = [
     "Agent",
     "AgentSpec",
     "Assessment",
+    "CheckEvent",
     "Checker",
     "Claim",
+    "ClaimChecked",
     "ClaimExtractor",
     "ClaimTime",
     "ClaimVerdict",
+    "ClaimsFound",
     "ConfigError",
     "Evidence",
     "Extraction",
@@ -72,6 +78,7 @@ __all__ = [
     "LLMError",
     "Label",
     "LabelRule",
+    "Limits",
     "MissingKeyError",
     "PluginError",
     "Scorer",
@@ -80,11 +87,13 @@ __all__ = [
     "SkippedSentence",
     "Source",
     "SourceError",
+    "TextChecked",
     "TextVerdict",
     "UnknownComponentError",
     "Usage",
     "Verifier",
     "VerifierError",
+    "build_checker",
     "check",
     "get_extractors",
     "get_label_rules",

@@ -9,6 +9,7 @@ Warnings of factcheck's own (a plugin refused) print as one ``warning: ...`` lin
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import warnings
@@ -26,7 +27,7 @@ from factcheck.options import parse_option_pairs
 from factcheck.plugins.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from factcheck.pipeline import Checker
+    from factcheck.config import Settings
     from factcheck.types import TextVerdict
 
 
@@ -291,7 +292,7 @@ def _read_text(text: str | None, file: Path | None) -> str:
     return text
 
 
-def build_checker(
+def settings_from_flags(
     *,
     config: Path | None,
     profile: str | None,
@@ -312,9 +313,10 @@ def build_checker(
     routing: str | None = None,
     tau: str | None = None,
     trust_file: Path | None = None,
-) -> Checker:
-    """The Checker the shared command-line flags ask for (``check``, ``batch``)."""
-    from factcheck.pipeline import Checker
+) -> Settings:
+    """The settings the shared command-line flags ask for (``check``, ``batch``, ``eval``): the config
+    file and environment, then the flags. :func:`factcheck.build_checker` makes the checker."""
+    from factcheck.config import load_settings
 
     source_options: dict[str, dict[str, str]] = {}
     if serper_url:
@@ -328,8 +330,8 @@ def build_checker(
         cache["refresh"] = True
     # tau stays a string here so a bad value is reported by the routing policy as a ConfigError.
     routing_options = {k: v for k, v in (("tau", tau), ("trust", trust_file and str(trust_file))) if v}
-    return Checker(
-        config=config,
+    return load_settings(
+        config,
         profile=profile,
         scorer=scorer,
         labels=labels,
@@ -517,26 +519,30 @@ def check(
             reference_time(as_of)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--as-of") from None
+    from factcheck.build import build_checker
+
     checker = build_checker(
-        config=config,
-        profile=profile,
-        scorer=scorer,
-        labels=labels,
-        options=options,
-        corpus=corpus,
-        sources=sources,
-        llm_base_url=llm_base_url,
-        llm_model=llm_model,
-        cache_path=cache_path,
-        no_cache=no_cache,
-        refresh=refresh,
-        independence=independence,
-        independence_threshold=independence_threshold,
-        serper_url=serper_url,
-        wikipedia_url=wikipedia_url,
-        routing=routing,
-        tau=tau,
-        trust_file=trust_file,
+        settings_from_flags(
+            config=config,
+            profile=profile,
+            scorer=scorer,
+            labels=labels,
+            options=options,
+            corpus=corpus,
+            sources=sources,
+            llm_base_url=llm_base_url,
+            llm_model=llm_model,
+            cache_path=cache_path,
+            no_cache=no_cache,
+            refresh=refresh,
+            independence=independence,
+            independence_threshold=independence_threshold,
+            serper_url=serper_url,
+            wikipedia_url=wikipedia_url,
+            routing=routing,
+            tau=tau,
+            trust_file=trust_file,
+        )
     )
     from factcheck.usage import Spending, current_spending
 
@@ -607,7 +613,7 @@ def score(
     The output is JSON Lines, one check per line in the order read, keeping every field the scorer
     does not set (ids, gold labels).
     """
-    from factcheck.pipeline import resolve_scoring
+    from factcheck.build import resolve_scoring
     from factcheck.scoring import rescore
     from factcheck.types import TextVerdict
 
@@ -660,9 +666,8 @@ def extract(
     Blank lines separate paragraphs, as in ``check``. No agent runs."""
     import asyncio
 
+    from factcheck.build import build_checker
     from factcheck.config import load_settings
-    from factcheck.pipeline import Checker
-    from factcheck.plugins import get_registry
     from factcheck.types import SCHEMA
     from factcheck.usage import UsageRecorder
 
@@ -675,13 +680,13 @@ def extract(
     settings = load_settings(
         config, profile=profile, extractor=extractor, llm=llm_overrides(llm_base_url, llm_model), cache=cache
     )
-    chosen = (
-        get_registry()
-        .get("extractors", settings.extractor_name)
-        .configure(**{**settings.extractor_options, **parse_option_pairs(options)})
+    settings = dataclasses.replace(
+        settings, extractor_options={**settings.extractor_options, **parse_option_pairs(options)}
     )
+    checker = build_checker(settings)
+    chosen = checker.extractor
     recorder = UsageRecorder()
-    found = asyncio.run(Checker(settings, extractor=chosen).extraction(content, recorder))
+    found = asyncio.run(checker.extraction(content, recorder))
     if fmt == "json":
         record = {"schema": SCHEMA, "text": content, "extractor": chosen.name, **found.to_dict()}
         record["notes"] = list(recorder.notes)

@@ -135,6 +135,7 @@ class Settings:
     cache: Mapping[str, Any] = field(default_factory=dict)
     routing: str = "all"
     routing_options: Mapping[str, Any] = field(default_factory=dict)
+    independence: float | None = None  # merge agreeing agents whose evidence is near-duplicate (docs/independence.md)
 
     def __post_init__(self) -> None:
         if self.profile not in PROFILES:
@@ -155,6 +156,12 @@ class Settings:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"{name} must be a whole number of at least 1, got {value!r}")
+        if self.independence is not None and (
+            isinstance(self.independence, bool)
+            or not isinstance(self.independence, int | float)
+            or not 0 < self.independence <= 1
+        ):
+            raise ConfigError(f"independence threshold must be in (0, 1], got {self.independence!r}")
 
     def resolved_agents(self) -> tuple[AgentSpec, ...]:
         """The agents a check runs.
@@ -213,6 +220,7 @@ class Settings:
         cache: Mapping[str, Any] | None = None,
         routing: str | None = None,
         routing_options: Mapping[str, Any] | None = None,
+        independence: float | None = None,
     ) -> Settings:
         """A copy with explicit overrides (CLI flags, keyword arguments); ``None`` leaves a setting alone.
 
@@ -242,6 +250,7 @@ class Settings:
             cache=merge_options(self.cache, cache),
             routing=self.routing if routing is None else routing,
             routing_options=merge_options(self.routing_options, routing_options),
+            independence=self.independence if independence is None else independence,
         )
 
 
@@ -288,6 +297,7 @@ def settings_from_mapping(data: Mapping[str, Any], where: str = CONFIG_FILE) -> 
         "max_claims",
         "max_evidence",
         "routing",
+        "independence",
         *ROUTING_OPTIONS,
     }
     unknown = sorted(set(pipeline) - known_pipeline)
@@ -316,6 +326,7 @@ def settings_from_mapping(data: Mapping[str, Any], where: str = CONFIG_FILE) -> 
             cache=_table(data, "cache", where),
             routing=str(pipeline.get("routing", "all")),
             routing_options={k: pipeline[k] for k in ROUTING_OPTIONS if k in pipeline},
+            independence=pipeline.get("independence"),
         )
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None

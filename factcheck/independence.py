@@ -208,6 +208,36 @@ def merge_dependent(
     return tuple(j for i, j in enumerate(judgments) if i not in dropped)
 
 
+def independent_judgments(
+    claim_id: str,
+    judgments: Sequence[Judgment],
+    threshold: float = DEFAULT_THRESHOLD,
+    *,
+    measure: Measure = DEFAULT_MEASURE,
+) -> tuple[tuple[Judgment, ...], list[str]]:
+    """One claim's judgments with its dependent, agreeing ones merged (:func:`merge_dependent`), and a
+    note for each merge: ``"independence: claim c1: google merged into wikipedia (near-duplicate
+    evidence, 0.97)"`` (or ``same URL ...``). The step a check runs before it scores a claim."""
+    merges = merge_map(judgments, threshold, measure=measure)
+    notes = []
+    for keep, members in sorted(merges.items()):
+        for i in members:
+            overlap = evidence_overlap(judgments[keep].evidence, judgments[i].evidence, measure)
+            why = (
+                f"same URL {overlap.shared_url}"
+                if overlap.shared_url is not None
+                else f"near-duplicate evidence, {overlap.similarity:.2f}"
+            )
+            # A member joined through a third agent may have a low direct overlap; the note says so.
+            if overlap.shared_url is None and overlap.similarity < threshold:
+                why = "dependent through another agent of the group"
+            notes.append(
+                f"independence: claim {claim_id}: {judgments[i].agent} merged into {judgments[keep].agent} ({why})"
+            )
+    dropped = {i for members in merges.values() for i in members}
+    return tuple(j for i, j in enumerate(judgments) if i not in dropped), notes
+
+
 def apply_independence(
     verdict: TextVerdict, threshold: float = DEFAULT_THRESHOLD, *, measure: Measure = DEFAULT_MEASURE
 ) -> TextVerdict:
@@ -230,25 +260,8 @@ def apply_independence(
     notes = list(verdict.usage.notes)
     claims = []
     for claim in verdict.claims:
-        judgments = claim.judgments
-        merges = merge_map(judgments, threshold, measure=measure)
-        for keep, members in sorted(merges.items()):
-            for i in members:
-                overlap = evidence_overlap(judgments[keep].evidence, judgments[i].evidence, measure)
-                why = (
-                    f"same URL {overlap.shared_url}"
-                    if overlap.shared_url is not None
-                    else f"near-duplicate evidence, {overlap.similarity:.2f}"
-                )
-                # A member joined through a third agent may have a low direct overlap; the note says so.
-                if overlap.shared_url is None and overlap.similarity < threshold:
-                    why = "dependent through another agent of the group"
-                notes.append(
-                    f"independence: claim {claim.claim.id}: {judgments[i].agent} merged into "
-                    f"{judgments[keep].agent} ({why})"
-                )
-        dropped = {i for members in merges.values() for i in members}
-        kept = tuple(j for i, j in enumerate(judgments) if i not in dropped)
+        kept, merged = independent_judgments(claim.claim.id, claim.judgments, threshold, measure=measure)
+        notes.extend(merged)
         claims.append(ClaimVerdict(claim=claim.claim, judgments=kept))
     return replace(
         verdict,
@@ -268,6 +281,7 @@ __all__ = [
     "apply_independence",
     "dependent_groups",
     "evidence_overlap",
+    "independent_judgments",
     "merge_dependent",
     "merge_map",
     "normalise_url",

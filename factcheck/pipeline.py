@@ -1,5 +1,9 @@
 """The Checker: extract claims -> ask the agents (retrieve, then judge) -> score -> label.
 
+One implementation of a check, :meth:`Checker.stream`, yields its steps (:mod:`factcheck.events`);
+``acheck`` and the server consume it. The Checker holds resolved components only:
+:func:`factcheck.build_checker` makes one from settings.
+
 Which agents answer a claim is the routing policy's choice (``routing``: every
 agent by default; see :mod:`factcheck.routing`).
 
@@ -14,11 +18,10 @@ import asyncio
 import copy
 import inspect
 import json
-import os
 import time
 import unicodedata
 import weakref
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import CancelledError as CancelledFuture
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -28,33 +31,36 @@ from typing import Any
 
 from factcheck.cache import DEFAULT_ABSENCE_TTL_S, DEFAULT_MAX_BYTES, Cache, cache_key, cached, current_cache
 from factcheck.claimtime import current_reference, marked, reading_times, reference_time, with_times
-from factcheck.config import Settings, load_settings
 from factcheck.errors import (
     BudgetReachedError,
     ConfigError,
+    FactcheckError,
     InputError,
     MissingKeyError,
     ServiceRefusedError,
     SourceError,
     raise_errors_requested,
 )
+from factcheck.events import CheckEvent, ClaimChecked, ClaimsFound, TextChecked
 from factcheck.extractors.base import ClaimExtractor
-from factcheck.independence import apply_independence
+from factcheck.independence import independent_judgments
+from factcheck.interrupt import Interrupt, current_interrupt
 from factcheck.judged_by import judged_by
 from factcheck.language import Detection
 from factcheck.language import detect as detect_language
 from factcheck.language import refusal as language_refusal
-from factcheck.llm.client import current_llm_settings, llm_settings
+from factcheck.limits import Limits
+from factcheck.llm.client import LLMSettings, current_llm_settings
 from factcheck.plugins.calls import abandon, call_plugin, run_beside, settled, start_plugin, usable_evidence
-from factcheck.plugins.manager import get_registry
-from factcheck.routing import RoutingPolicy, build_routing
-from factcheck.scoring import rescore, score_text
+from factcheck.routing import AllAgents, RoutingPolicy
+from factcheck.scoring import score_claim, text_verdict
 from factcheck.scoring.base import LabelRule, Scorer
 from factcheck.sources.base import Source
 from factcheck.text import valid_unicode
 from factcheck.types import (
     Assessment,
     Claim,
+    ClaimVerdict,
     Evidence,
     Extraction,
     JudgedBy,
@@ -115,7 +121,6 @@ class Agent:
         return request
 
 
-FALLBACK_EXTRACTOR = "sentence"
 EXTRACT_CHARS_PER_CLAIM = 500  # with max_claims = 200, claims are read from the first 100,000 characters
 UNREADY_RETRY_S = 600.0  # a component whose prepare() timed out is not waited for again before this
 PREPARE_CLOCK_SLACK_S = 0.05  # a wait for prepare_timeout_s may end this much early (timer granularity)
@@ -153,99 +158,55 @@ def open_cache(options: Mapping[str, Any]) -> Cache | None:
     )
 
 
-def split_scoring_options(options: dict[str, Any], scorer: Scorer, rule: LabelRule) -> tuple[Scorer, LabelRule]:
-    """Configure the scorer and the label rule from one option mapping: each key goes to the one that has it."""
-    scorer_keys, rule_keys = set(scorer.options()), set(rule.options())
-    unknown = sorted(set(options) - scorer_keys - rule_keys)
-    if unknown:
-        known = ", ".join(sorted(scorer_keys | rule_keys)) or "none"
-        # The text thresholds belong to the paper's rule, which is no longer the default (compose is).
-        hint = " (thresholds are the threshold rule's: add --labels threshold)" if "thresholds" in unknown else ""
-        raise ConfigError(
-            f"unknown scoring option {', '.join(unknown)} for scorer {scorer.name!r} "
-            f"and labels {rule.name!r} (options: {known}){hint}"
-        )
-    scorer = scorer.configure(**{k: v for k, v in options.items() if k in scorer_keys})
-    rule = rule.configure(**{k: v for k, v in options.items() if k in rule_keys and k not in scorer_keys})
-    return scorer, rule
-
-
-def resolve_scoring(name: str, labels: str, options: dict[str, Any]) -> tuple[Scorer, LabelRule]:
-    """The registered scorer and label rule, configured; ConfigError names what is available."""
-    registry = get_registry()
-    return split_scoring_options(options, registry.get("scorers", name), registry.get("label_rules", labels))
-
-
 class Checker:
-    """Checks texts with configured components.
+    """Checks texts with resolved components: its agents, claim extractor, scorer, label rule and routing
+    policy, the LLM settings and cache its components use, and the :class:`~factcheck.limits.Limits` of a
+    check. Build one from settings with :func:`factcheck.build_checker`, the one place that reads
+    settings and looks names up::
 
-    Build it from settings (``factcheck.toml``, env, keyword overrides such as
-    ``profile``, ``scorer``, ``labels``, ``scoring_options``, ``corpus``,
-    ``sources``, ``routing``, ``routing_options``) or hand it components directly.
-    ``independence`` (a similarity threshold, e.g. 0.5) merges agreeing agents
-    whose evidence is near-duplicate before scoring, so they count once::
-
-        checker = Checker(scorer="normsum", corpus="my-docs/")
+        checker = factcheck.build_checker(scorer="normsum", corpus="my-docs/")
         verdict = checker.check("Aspirin lowers the risk of colorectal cancer.")
+
+    ``independence`` (a similarity threshold, e.g. 0.5) merges agreeing agents whose evidence is
+    near-duplicate before a claim is scored, so they count once. ``profile`` names where the agents
+    came from (a verdict's ``judged_by``). If the extractor fails (no key, a time-out, an unusable
+    answer), ``fallback_extractor`` splits the text instead, with a note.
     """
 
     def __init__(
         self,
-        settings: Settings | None = None,
+        agents: Sequence[Agent],
         *,
-        extractor: ClaimExtractor | str | None = None,
-        agents: Sequence[Agent] | None = None,
-        scorer: Scorer | str | None = None,
-        labels: LabelRule | str | None = None,
-        routing: RoutingPolicy | str | None = None,
+        extractor: ClaimExtractor,
+        scorer: Scorer,
+        labels: LabelRule,
+        routing: RoutingPolicy | None = None,
+        llm: LLMSettings | None = None,
+        cache: Cache | None = None,
+        limits: Limits | None = None,
         independence: float | None = None,
-        config: str | os.PathLike[str] | None = None,
-        **overrides: Any,
+        profile: str | None = None,
+        fallback_extractor: ClaimExtractor | None = None,
     ) -> None:
-        if isinstance(routing, str):
-            overrides["routing"] = routing
-        if isinstance(extractor, str):
-            overrides["extractor"] = extractor
-        if isinstance(scorer, str):
-            overrides["scorer"] = scorer
-        if isinstance(labels, str):
-            overrides["labels"] = labels
-        if settings is None:
-            settings = load_settings(config, **overrides)
-        elif overrides:
-            settings = settings.with_overrides(**overrides)
-        self.settings = settings
-        registry = get_registry()
-        self.extractor = (
-            extractor
-            if isinstance(extractor, ClaimExtractor)
-            else registry.get("extractors", settings.extractor_name).configure(**settings.extractor_options)
-        )
-        self.agents: tuple[Agent, ...] = tuple(agents) if agents is not None else self._build_agents(settings)
-        self._profile: str | None = settings.profile if agents is None else None  # whose agents these are
-        self._judged_by: JudgedBy | None = None  # worked out on first use (judged_by)
+        self.agents: tuple[Agent, ...] = tuple(agents)
         if not self.agents:
             raise ConfigError("no agents configured: nothing would check the claims")
         names = [a.name for a in self.agents]
         if len(set(names)) != len(names):
             raise ConfigError(f"agent names must be unique, got {names}")
-        configured_scorer, configured_rule = resolve_scoring(
-            settings.scorer, settings.labels, dict(settings.scoring_options)
-        )
-        self.scorer = scorer if isinstance(scorer, Scorer) else configured_scorer
-        trust_file = settings.routing_options.get("trust")
-        if trust_file and self.scorer.options().get("trust") == "":
-            # One trust file serves both: routing orders agents by it, a trust-aware scorer weighs them by it.
-            self.scorer = self.scorer.configure(trust=str(trust_file))
-        self.labels = labels if isinstance(labels, LabelRule) else configured_rule
         if independence is not None and not 0 < independence <= 1:
             raise ConfigError(f"independence threshold must be in (0, 1], got {independence!r}")
+        self.extractor = extractor
+        self.scorer = scorer
+        self.labels = labels
+        self.routing = routing or AllAgents()
+        self.llm = llm or LLMSettings()
+        self.cache = cache
+        self.limits = limits or Limits()
         self.independence = independence
-        self.routing = (
-            routing if isinstance(routing, RoutingPolicy) else build_routing(settings.routing, settings.routing_options)
-        )
-        self.llm = llm_settings(settings.llm)
-        self.cache = open_cache(settings.cache)
+        self.profile = profile
+        self.fallback_extractor = fallback_extractor
+        self._judged_by: JudgedBy | None = None  # worked out on first use (judged_by)
         # Components whose prepare() timed out, by id: (retry after, why), so later checks skip them at once.
         self._unready: dict[int, tuple[float, str]] = {}
         # Prepares running in the background, by component id, and the components a check gave up waiting
@@ -260,7 +221,7 @@ class Checker:
             raise ConfigError(f"agents must be at least one, with unique names, got {names}")
         clone = copy.copy(self)
         clone.agents = tuple(agents)
-        clone._profile = None
+        clone.profile = None
         clone._judged_by = None
         return clone
 
@@ -269,20 +230,8 @@ class Checker:
         (``None`` for agents handed in), each agent with the corpus it searches, and the caution a reader
         needs when they search only a corpus of one domain. Worked out once: the agents are fixed."""
         if self._judged_by is None:
-            self._judged_by = judged_by(self._profile, ((a.name, a.source, a.verifier) for a in self.agents))
+            self._judged_by = judged_by(self.profile, ((a.name, a.source, a.verifier) for a in self.agents))
         return self._judged_by
-
-    @staticmethod
-    def _build_agents(settings: Settings) -> tuple[Agent, ...]:
-        registry = get_registry()
-        return tuple(
-            Agent(
-                spec.name,
-                registry.get("sources", spec.source).configure(**spec.source_options),
-                registry.get("verifiers", spec.verifier).configure(**spec.verifier_options),
-            )
-            for spec in settings.resolved_agents()
-        )
 
     def check(self, text: str, claims: Sequence[Claim] | None = None, as_of: str | None = None) -> TextVerdict:
         """Check ``text`` (synchronous; safe to call from inside a running event loop)."""
@@ -302,12 +251,40 @@ class Checker:
         *,
         prepare_wait_s: float | None = None,
     ) -> TextVerdict:
-        """Check ``text``. With ``claims`` (a dataset's own segmentation), extraction is skipped.
+        """Check ``text``: the last event of :meth:`stream` (see there for the arguments)."""
+        async for event in self.stream(text, claims, as_of, prepare_wait_s=prepare_wait_s):
+            if isinstance(event, TextChecked):
+                return event.verdict
+        raise AssertionError("a check ends with its verdict")  # pragma: no cover
 
-        ``as_of`` is when the text was written (ISO 8601 date or time; default now): claims' times are
-        resolved against it, and sources that can read the past (Wikipedia) read the pages of then.
-        ``prepare_wait_s`` bounds the wait for a component still preparing (:meth:`ready_wait_s`): a
-        caller with a deadline of its own (the server) keeps the ready agents' answers inside it.
+    async def stream(
+        self,
+        text: str,
+        claims: Sequence[Claim] | None = None,
+        as_of: str | None = None,
+        *,
+        deadline_s: float | None = None,
+        max_claims: int | None = None,
+        max_claims_by: str = "max_claims",
+        prepare_wait_s: float | None = None,
+    ) -> AsyncGenerator[CheckEvent, None]:
+        """Check ``text``, yielding its steps (:mod:`factcheck.events`): the claims found, each claim as it
+        is judged, and last the checked text. The only implementation of a check: :meth:`acheck` keeps
+        the last event, the server sends each.
+
+        - ``claims`` (a dataset's own segmentation): extraction is skipped.
+        - ``as_of``: when the text was written (ISO 8601 date or time; default now). Claims' times are
+          resolved against it, and sources that can read the past (Wikipedia) read the pages of then.
+        - ``deadline_s``: the check ends by then. Claims not yet judged abstain, saying so, and the
+          verdict is marked partial.
+        - ``max_claims``: keep fewer claims than the limits' own; the note names it ``max_claims_by``.
+        - ``prepare_wait_s``: bounds the wait for a component still preparing (:meth:`ready_wait_s`),
+          so a caller with a deadline of its own keeps the ready agents' answers inside it.
+
+        Nothing is judged before the consumer asks for the event after :class:`ClaimsFound` (a server can
+        refuse the check on its claim count). Agents are prepared once and the language read once per
+        check, under one concurrency limit, into one usage record. A problem of settings or input raises
+        a :class:`~factcheck.FactcheckError`; any other failure makes agents abstain, saying why.
         """
         if not isinstance(text, str) or not text.strip():
             raise InputError("empty text: there is nothing to check")
@@ -316,26 +293,30 @@ class Checker:
             reference = reference_time(as_of)
         except ValueError as exc:
             raise InputError(str(exc)) from None
-        recorder = UsageRecorder()
-        token = current_reference.set(reference)
+        given = None if claims is None else list(claims)
+        run = _Run(self, text, reference, deadline_s, (max_claims, max_claims_by), prepare_wait_s)
+        # The check runs in a task of its own, in a copy of this context: the state its components read
+        # (usage, LLM settings, cache, the text's time) is set there once, whichever task reads the events.
+        events: asyncio.Queue[CheckEvent | BaseException] = asyncio.Queue()
+        go = asyncio.Event()
+        task = asyncio.create_task(run.drive(given, events.put_nowait, go))
         try:
-            with self._context(recorder):
-                verdict = await self._check(text, claims, recorder, prepare_wait_s)
+            while True:
+                event = await events.get()
+                if isinstance(event, BaseException):
+                    raise event
+                yield event
+                if isinstance(event, TextChecked):
+                    return
+                go.set()  # the consumer came back for more: judge the claims
         finally:
-            current_reference.reset(token)
-        verdict = replace(verdict, as_of=reference.isoformat())
-        verdict = replace(verdict, usage=recorder.freeze())
-        if self.independence is not None:
-            # Agents citing near-duplicate evidence count once (ECMR); merges are noted in usage.
-            verdict = rescore(apply_independence(verdict, self.independence), self.scorer, self.labels)
-        return replace(verdict, judged_by=self.judged_by())
+            if not task.done():
+                run.interrupt.request()  # stop synchronous work in worker threads (spaCy splitting) too
+                task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
     async def extract(self, text: str, recorder: UsageRecorder | None = None) -> list[Claim]:
-        """The claims of ``text``, as a check would extract them (with its fallback); usage goes to ``recorder``.
-
-        For callers that check claim by claim (the server's event stream):
-        ``acheck(text, claims=[claim])`` then judges each one.
-        """
+        """The claims of ``text``, as a check would extract them (with its fallback); usage goes to ``recorder``."""
         return list((await self.extraction(text, recorder)).claims)
 
     async def extraction(
@@ -348,8 +329,8 @@ class Checker:
     ) -> Extraction:
         """:meth:`extract`, with the sentences the extractor skipped and why (``factcheck extract``).
 
-        ``max_claims`` keeps fewer claims than the settings' own limit; the note then says how many were
-        found and names that limit as ``max_claims_by`` ("the server's max_claims"), so one note tells it.
+        ``max_claims`` keeps fewer claims than the limits' own; the note then says how many were found and
+        names that limit as ``max_claims_by`` ("the server's max_claims"), so one note tells it.
         """
         recorder = recorder or UsageRecorder()
         with self._context(recorder), recorder.timed("extract"):
@@ -365,38 +346,6 @@ class Checker:
             current_usage.reset(tokens[0])
             current_llm_settings.reset(tokens[1])
             current_cache.reset(tokens[2])
-
-    async def _check(
-        self, text: str, given: Sequence[Claim] | None, recorder: UsageRecorder, prepare_wait_s: float | None = None
-    ) -> TextVerdict:
-        with recorder.timed("total"):
-            skipped: tuple[SkippedSentence, ...] = ()
-            if given is not None:
-                claims = list(given)
-            else:
-                with recorder.timed("extract"):
-                    extraction = await self._extract(text, recorder)
-                claims, skipped = list(extraction.claims), extraction.skipped
-            # When each claim speaks of, against the text's time, and the text's language: one hop to a
-            # worker thread for both (spaCy's entities; the detector's model loads on first use).
-            reference = current_reference.get() or reference_time(None)
-            claims, detection = await asyncio.to_thread(_read_text, text, claims, reference)
-            # After extraction: a model the extractor found refusing (a bad key or model name) skips its agents.
-            with recorder.timed("prepare"):
-                broken = await self._prepare_agents(recorder, prepare_wait_s)
-                refused = self._refuse_unread_language(detection, broken, recorder)
-            limit = asyncio.Semaphore(self.settings.max_concurrency)
-            judged = await asyncio.gather(*(self._judge_claim(claim, limit, recorder, broken) for claim in claims))
-            # Passages dated far from the time their claim speaks of are marked (docs/time.md).
-            judged = [tuple(marked(j, c, reference) for j in js) for c, js in zip(claims, judged, strict=True)]
-            with recorder.timed("score"):
-                verdict = score_text(text, list(zip(claims, judged, strict=True)), self.scorer, self.labels)
-            # The language acted on, or one the detector is sure of; None for a short or mixed text.
-            return replace(
-                verdict,
-                language=detection.code if detection and (refused or detection.sure) else None,
-                skipped=skipped,
-            )
 
     def _refuse_unread_language(
         self, detection: Detection | None, broken: dict[str, str], recorder: UsageRecorder
@@ -429,19 +378,19 @@ class Checker:
         recorder.count(recorder.calls, f"extractor:{self.extractor.name}")
         text = self._readable(text, recorder)
         try:
-            async with asyncio.timeout(self.settings.agent_timeout_s):
+            async with asyncio.timeout(self.limits.agent_timeout_s):
                 return self._capped(await _extraction(self.extractor, text), recorder, cap)
         except (ConfigError, InputError):
             raise
         except Exception as exc:
-            if raise_errors_requested() or self.extractor.name == FALLBACK_EXTRACTOR:
+            fallback = self.fallback_extractor
+            if raise_errors_requested() or fallback is None or self.extractor.name == fallback.name:
                 raise
             reason = "timed out" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
             recorder.count(recorder.errors, f"extractor:{self.extractor.name}")
             if isinstance(exc, BudgetReachedError):
                 recorder.count(recorder.errors, "budget")
             recorder.notes.append(f"claim extractor {self.extractor.name} failed ({reason}); split into sentences")
-            fallback = get_registry().get("extractors", FALLBACK_EXTRACTOR)
             recorder.count(recorder.calls, f"extractor:{fallback.name}")
             return self._capped(await _extraction(fallback, text), recorder, cap)
 
@@ -451,7 +400,7 @@ class Checker:
 
         Claim spans still point into the whole text: only its end is left out.
         """
-        limit = EXTRACT_CHARS_PER_CLAIM * self.settings.max_claims
+        limit = EXTRACT_CHARS_PER_CLAIM * self.limits.max_claims
         if len(text) <= limit:
             return text
         cut = text.rfind("\n", 0, limit)
@@ -460,7 +409,7 @@ class Checker:
         cut = cut if cut > 0 else limit
         recorder.notes.append(
             f"the text has {len(text)} characters; claims were read from the first {cut} "
-            f"(max_claims = {self.settings.max_claims} reads at most {limit})"
+            f"(max_claims = {self.limits.max_claims} reads at most {limit})"
         )
         return text[:cut]
 
@@ -470,7 +419,7 @@ class Checker:
         """The first ``max_claims`` claims (or fewer: ``cap`` is a lower limit and its name), with a note
         when there were more; their text valid Unicode (a model-based extractor may write what the text
         did not hold)."""
-        limit, named = self.settings.max_claims, "max_claims"
+        limit, named = self.limits.max_claims, "max_claims"
         lower, lower_named = cap
         if lower is not None and lower < limit:
             limit, named = lower, lower_named
@@ -490,7 +439,7 @@ class Checker:
         ``prepare_timeout_s`` and ``bound_s`` (the caller's own limit). Counted from when the prepare
         started, so a check that joins one started by an earlier check (or by the server's warm-up)
         waits only for the rest."""
-        wait = min(self.settings.agent_timeout_s, self.settings.prepare_timeout_s)
+        wait = min(self.limits.agent_timeout_s, self.limits.prepare_timeout_s)
         return wait if bound_s is None else min(wait, bound_s)
 
     async def prepare_component(self, component: Source | Verifier, wait_s: float | None = None) -> str | None:
@@ -508,7 +457,7 @@ class Checker:
         """
         if _inherits_prepare(component):  # nothing to prepare: no need to reach its loop
             return None
-        key, limit = id(component), self.settings.prepare_timeout_s
+        key, limit = id(component), self.limits.prepare_timeout_s
         unready = self._unready.get(key)
         if unready is not None and unready[0] > time.monotonic():
             return unready[1]  # it hung a moment ago: do not make every check wait for it again
@@ -638,7 +587,7 @@ class Checker:
             with recorder.timed("retrieve"):
                 recorder.count(recorder.calls, f"source:{agent.source.name}")
                 found = await call_plugin(agent.source, "retrieve", claim)
-                evidence, problems = usable_evidence(found, self.settings.max_evidence)
+                evidence, problems = usable_evidence(found, self.limits.max_evidence)
                 for problem in problems:
                     note = f"source {agent.source.name} {problem}"
                     if note not in recorder.notes:
@@ -667,7 +616,7 @@ class Checker:
         request = agent.judgment_request(claim, self.llm) if self.cache is not None else None
         async with limit:
             try:
-                async with asyncio.timeout(self.settings.agent_timeout_s):
+                async with asyncio.timeout(self.limits.agent_timeout_s):
                     if request is None:
                         return await judge_beside()
                     return replace(await _reused_or(request, judge_beside), agent=agent.name)
@@ -682,7 +631,7 @@ class Checker:
                 return Judgment(agent.name, None, evidence=tuple(evidence), error=str(exc))
             except TimeoutError:
                 recorder.count(recorder.errors, f"agent:{agent.name}")
-                message = f"timed out after {self.settings.agent_timeout_s:g}s during {stage}"
+                message = f"timed out after {self.limits.agent_timeout_s:g}s during {stage}"
                 return Judgment(agent.name, None, evidence=tuple(evidence), error=message)
             except Exception as exc:
                 if raise_errors_requested():
@@ -694,6 +643,156 @@ class Checker:
                     broken[agent.name] = f"{component} refused earlier in this check: {exc}"
                     recorder.notes.append(f"agent {agent.name} stopped for the rest of the check: {message}")
                 return Judgment(agent.name, None, evidence=tuple(evidence), error=message)
+
+
+class _Run:
+    """The state of one check (:meth:`Checker.stream`): its usage record, concurrency limit, the agents out
+    of it and why, and the deadline."""
+
+    def __init__(
+        self,
+        checker: Checker,
+        text: str,
+        reference: datetime,
+        deadline_s: float | None,
+        cap: tuple[int | None, str],
+        prepare_wait_s: float | None,
+    ) -> None:
+        self.checker, self.text, self.reference = checker, text, reference
+        self.deadline_s, self.cap, self.prepare_wait_s = deadline_s, cap, prepare_wait_s
+        self.recorder = UsageRecorder()
+        self.interrupt = Interrupt()
+        self.limit = asyncio.Semaphore(checker.limits.max_concurrency)
+        self.broken: dict[str, str] = {}  # agent -> why it is out of this check (refused, unready, language)
+
+    async def drive(
+        self, given: list[Claim] | None, emit: Callable[[CheckEvent | BaseException], None], go: asyncio.Event
+    ) -> None:
+        """Run the check in this task, handing each event (or the error that stopped it) to ``emit``."""
+        checker, recorder = self.checker, self.recorder
+        # This task's own context: what components read during the check, set once for all of it.
+        current_usage.set(recorder)
+        current_llm_settings.set(checker.llm)
+        current_cache.set(checker.cache)
+        current_reference.set(self.reference)
+        current_interrupt.set(self.interrupt)
+        try:
+            emit(await self._check(given, emit, go))
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            emit(exc)
+
+    def _late(self, what: str) -> str:
+        return f"deadline of {self.deadline_s:g}s reached{what}"
+
+    async def _check(
+        self, given: list[Claim] | None, emit: Callable[[CheckEvent], None], go: asyncio.Event
+    ) -> TextChecked:
+        checker, recorder, text = self.checker, self.recorder, self.text
+        loop = asyncio.get_running_loop()
+        deadline = None if self.deadline_s is None else loop.time() + self.deadline_s
+        partial, language = False, None
+        skipped: tuple[SkippedSentence, ...] = ()
+        verdicts: dict[int, ClaimVerdict] = {}
+        with recorder.timed("total"):
+            claims = given or []
+            if given is None:
+                scope = asyncio.timeout_at(deadline)
+                try:
+                    async with scope:
+                        with recorder.timed("extract"):
+                            extraction = await checker._extract(text, recorder, self.cap)
+                        claims, skipped = list(extraction.claims), extraction.skipped
+                except TimeoutError:
+                    if not scope.expired():
+                        raise
+                    self.interrupt.request()  # the split may go on in its worker thread: stop it
+                    recorder.notes.append(self._late(" during claim extraction: no claim was checked"))
+                    partial = True
+            emit(ClaimsFound(tuple(claims), skipped))
+            await go.wait()
+            scope = asyncio.timeout_at(deadline)
+            try:
+                async with scope:
+                    language = await self._judge(claims, verdicts, emit)
+            except TimeoutError:
+                if not scope.expired():
+                    raise
+                partial = True
+                missed = len(claims) - len(verdicts)
+                if missed:
+                    recorder.notes.append(self._late(f": {missed} of {len(claims)} claims not checked"))
+            with recorder.timed("score"):
+                judged = [verdicts[i] if i in verdicts else self._not_reached(claim) for i, claim in enumerate(claims)]
+        verdict = text_verdict(text, judged, checker.scorer, checker.labels, recorder.freeze())
+        return TextChecked(
+            replace(
+                verdict,
+                language=language,
+                skipped=skipped,
+                as_of=self.reference.isoformat(),
+                judged_by=checker.judged_by(),
+            ),
+            partial,
+        )
+
+    def _not_reached(self, claim: Claim) -> ClaimVerdict:
+        """A claim the deadline came before: each agent abstains, saying so."""
+        late = _abstentions(self.checker, self._late(" before this claim was checked"))
+        return score_claim(claim, late, self.checker.scorer, self.checker.labels)
+
+    async def _judge(
+        self, claims: list[Claim], verdicts: dict[int, ClaimVerdict], emit: Callable[[CheckEvent], None]
+    ) -> str | None:
+        """Judge ``claims`` into ``verdicts`` (by index), emitting each as it is done; the text's language."""
+        checker, recorder = self.checker, self.recorder
+        # When each claim speaks of, against the text's time, and the text's language: one hop to a
+        # worker thread for both (spaCy's entities; the detector's model loads on first use).
+        timed, detection = await asyncio.to_thread(_read_text, self.text, claims, self.reference)
+        # After extraction: a model the extractor found refusing (a bad key or model name) skips its agents.
+        with recorder.timed("prepare"):
+            self.broken.update(await checker._prepare_agents(recorder, self.prepare_wait_s))
+            refused = checker._refuse_unread_language(detection, self.broken, recorder)
+        tasks = {asyncio.create_task(self._claim(claim)): i for i, claim in enumerate(timed)}
+        pending = set(tasks)
+        try:
+            while pending:
+                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                for task in sorted(done, key=tasks.__getitem__):
+                    verdicts[tasks[task]] = task.result()  # a FactcheckError stops the check here
+                    emit(ClaimChecked(tasks[task], verdicts[tasks[task]]))
+        finally:
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+        # The language acted on, or one the detector is sure of; None for a short or mixed text.
+        return detection.code if detection and (refused or detection.sure) else None
+
+    async def _claim(self, claim: Claim) -> ClaimVerdict:
+        """One claim judged by the agents the routing asks, its passages' dates marked, dependent
+        agreeing agents merged (``independence``), then scored."""
+        checker, recorder = self.checker, self.recorder
+        try:
+            judgments = await checker._judge_claim(claim, self.limit, recorder, self.broken)
+        except FactcheckError:
+            raise
+        except Exception as exc:  # not an agent's failure (those abstain in _ask): the claim's own
+            if raise_errors_requested():
+                raise
+            recorder.count(recorder.errors, "claim")
+            judgments = _abstentions(checker, f"check failed: {type(exc).__name__}: {exc}")
+        # Passages dated far from the time their claim speaks of are marked (docs/time.md).
+        judgments = tuple(marked(j, claim, self.reference) for j in judgments)
+        if checker.independence is not None:
+            # Agents citing near-duplicate evidence count once (ECMR); merges are noted in usage.
+            judgments, notes = independent_judgments(claim.id, judgments, checker.independence)
+            recorder.notes.extend(notes)
+        return score_claim(claim, judgments, checker.scorer, checker.labels)
+
+
+def _abstentions(checker: Checker, reason: str) -> tuple[Judgment, ...]:
+    return tuple(Judgment(agent.name, None, error=reason) for agent in checker.agents)
 
 
 # Judgments being made right now, per event loop: a second request for the same one waits for the first.
@@ -793,9 +892,11 @@ async def _extraction(extractor: ClaimExtractor, text: str) -> Extraction:
 
 
 def check(text: str, as_of: str | None = None, **options: Any) -> TextVerdict:
-    """Check ``text``, written at ``as_of`` (ISO 8601; default now), with a :class:`Checker` built from
-    ``options`` (see :class:`Checker`)."""
-    return Checker(**options).check(text, as_of=as_of)
+    """Check ``text``, written at ``as_of`` (ISO 8601; default now), with the checker
+    :func:`factcheck.build_checker` builds from ``options``."""
+    from factcheck.build import build_checker
+
+    return build_checker(**options).check(text, as_of=as_of)
 
 
 def _shown(retrieved: list[Evidence], ordered: tuple[Evidence, ...] | None) -> tuple[Evidence, ...]:

@@ -22,7 +22,7 @@ from factcheck.jsonl import atomic_writer, read_records
 from factcheck.text import valid_unicode_data
 
 if TYPE_CHECKING:
-    from factcheck.pipeline import Checker
+    pass
 
 
 def repair_tail(path: Path) -> None:
@@ -149,32 +149,3 @@ def guard_settings(path: Path, settings: dict[str, Any], results: Path, hint: st
     # A temporary name of its own (two runs starting at once must not share one), renamed into place.
     with atomic_writer(path) as handle:
         handle.write(json.dumps(normal, indent=2, ensure_ascii=False) + "\n")
-
-
-def checker_fingerprint(checker: Checker) -> dict[str, Any]:
-    """What a checker's results depend on: its agents with their options, extractor, scoring and model.
-
-    Options a source holds as data (a ``given`` source's ``evidence``) are left out:
-    they are the dataset, which the caller records by name; so are transport options
-    (time-outs, the operator's User-Agent), which change no result.
-    """
-    from factcheck.pipeline import answer_options
-
-    return {
-        "agents": [
-            {
-                "name": a.name,
-                "source": a.source.name,
-                "source_options": {k: v for k, v in answer_options(a.source).items() if k != "evidence"},
-                "verifier": a.verifier.name,
-                "verifier_options": answer_options(a.verifier),
-            }
-            for a in checker.agents
-        ],
-        "extractor": {"name": checker.extractor.name, **checker.extractor.options()},
-        "scorer": {"name": checker.scorer.name, **checker.scorer.options()},
-        "labels": {"name": checker.labels.name, **checker.labels.options()},
-        "routing": {"name": checker.settings.routing, **checker.settings.routing_options},
-        "independence": checker.independence,
-        "llm": {"base_url": checker.llm.base_url, "model": checker.llm.model},
-    }

@@ -5,7 +5,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from factcheck import Agent, Checker, Label
+from factcheck import Agent, Label
+from factcheck.build import build_checker
 from factcheck.cli import cli
 from factcheck.testing import ScriptedVerifier, StaticSource
 from factcheck.trust import learn_trust
@@ -21,7 +22,7 @@ def test_one_trust_file_serves_routing_and_the_pamas_scorer(tmp_path: Path) -> N
         Agent("good", StaticSource(), ScriptedVerifier(default=(True, 0.9))),
         Agent("bad", StaticSource(name="s2"), ScriptedVerifier(default=(False, 0.9))),
     ]
-    checker = Checker(agents=agents, scorer="pamas", routing="trust", routing_options={"trust": str(path)})
+    checker = build_checker(agents=agents, scorer="pamas", routing="trust", routing_options={"trust": str(path)})
     assert checker.scorer.options()["trust"] == str(path)
     assert checker.check("The Eiffel Tower is in Paris.").claims[0].label is Label.TRUE  # the trusted agent wins
 
@@ -34,8 +35,8 @@ def test_independence_merges_agents_quoting_the_same_page() -> None:
             "llm", StaticSource(name="l", passages=("Unrelated words here.",)), ScriptedVerifier(default=(False, 0.9))
         ),
     ]
-    plain = Checker(agents=agents).check("The tower is in Paris.")
-    merged = Checker(agents=agents, independence=0.5).check("The tower is in Paris.")
+    plain = build_checker(agents=agents).check("The tower is in Paris.")
+    merged = build_checker(agents=agents, independence=0.5).check("The tower is in Paris.")
     assert plain.claims[0].label is Label.TRUE  # two copies outvote one
     assert merged.claims[0].score == 0.5 and merged.claims[0].label is Label.FALSE  # counted once: a tie
     assert any("merged" in note for note in merged.usage.notes)
@@ -83,7 +84,7 @@ def test_a_bad_independence_threshold_fails_before_any_agent_runs() -> None:
     from factcheck import ConfigError
 
     with pytest.raises(ConfigError, match="independence threshold"):
-        Checker(agents=[Agent("a", StaticSource(), ScriptedVerifier())], independence=0.0)
+        build_checker(agents=[Agent("a", StaticSource(), ScriptedVerifier())], independence=0.0)
     result = CliRunner().invoke(cli, ["check", "The Eiffel Tower is in Paris.", "--independence-threshold", "0"])
     assert result.exit_code == 2 and "0<x<=1" in result.output
 

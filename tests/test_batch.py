@@ -22,10 +22,11 @@ from factcheck.batch.inputs import CsvInput, Document, FolderInput, JsonlInput, 
 from factcheck.batch.output import prepare_output, settings_path
 from factcheck.batch.progress import spending
 from factcheck.batch.runner import Budget, LocalEngine, Tally, run_batch
+from factcheck.build import build_checker
 from factcheck.cli import cli
 from factcheck.errors import ConfigError, InputError
 from factcheck.net import REFUSALS, UNREACHABLE, digest
-from factcheck.pipeline import Agent, Checker
+from factcheck.pipeline import Agent
 from factcheck.resume import AppendLog, read_done
 from factcheck.testing import ScriptedVerifier, StaticSource
 from factcheck.testing_llm import FakeChatServer
@@ -346,7 +347,7 @@ class CountingVerifier(ScriptedVerifier):
 
 def test_identical_documents_in_flight_are_checked_once(tmp_path: Path) -> None:
     verifier = CountingVerifier()
-    checker = Checker(agents=[Agent("a", StaticSource(), verifier)], cache={"enabled": False})
+    checker = build_checker(agents=[Agent("a", StaticSource(), verifier)], cache={"enabled": False})
     docs = [Document("1", "Statins lower LDL cholesterol."), Document("2", "Statins lower LDL cholesterol.")]
     out = tmp_path / "out.jsonl"
     with AppendLog(out) as log:
@@ -375,7 +376,7 @@ def test_progress_line_shows_rate_cache_and_cost() -> None:
 
 
 def test_a_failing_source_shows_in_the_summary_and_does_not_stop_the_batch(tmp_path: Path) -> None:
-    checker = Checker(
+    checker = build_checker(
         agents=[
             Agent("good", StaticSource(), ScriptedVerifier()),
             Agent("down", StaticSource(name="flaky", fail="service unavailable"), ScriptedVerifier()),
@@ -396,7 +397,7 @@ def test_a_failing_source_shows_in_the_summary_and_does_not_stop_the_batch(tmp_p
 
 def test_evidence_shapes_are_kept_whole_in_the_output(tmp_path: Path) -> None:
     source = StaticSource(passages=("Passage with <b>markup</b>.",), url="https://example.org/x?a=1&b=2")
-    checker = Checker(agents=[Agent("a", source, ScriptedVerifier())], cache={"enabled": False})
+    checker = build_checker(agents=[Agent("a", source, ScriptedVerifier())], cache={"enabled": False})
     out = tmp_path / "out.jsonl"
     with AppendLog(out) as log:
         asyncio.run(run_batch(iter([Document("1", "Water boils at 100 C.", {"k": [1]})]), log, LocalEngine(checker)))
@@ -432,7 +433,7 @@ class MisconfiguredVerifier(ScriptedVerifier):
 
 
 def test_a_broken_setup_stops_the_batch_instead_of_failing_every_document(tmp_path: Path) -> None:
-    checker = Checker(agents=[Agent("a", StaticSource(), MisconfiguredVerifier())], cache={"enabled": False})
+    checker = build_checker(agents=[Agent("a", StaticSource(), MisconfiguredVerifier())], cache={"enabled": False})
     out = tmp_path / "out.jsonl"
     docs = [Document(str(i), f"Claim {i} holds.") for i in range(5)]
     with AppendLog(out) as log, pytest.raises(ConfigError, match="model file missing"):

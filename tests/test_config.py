@@ -47,16 +47,16 @@ def test_config_file_sets_agents_scoring_and_pipeline(tmp_path: Path) -> None:
 
 
 def test_a_file_with_text_thresholds_and_no_rule_keeps_the_threshold_rule(tmp_path: Path) -> None:
-    from factcheck import Checker
+    from factcheck.build import build_checker
 
     path = tmp_path / "factcheck.toml"
     path.write_text("[scoring]\nthresholds = [0.4, 0.6]\n")
     assert load_settings(path, env={}).labels == "threshold"  # as before compose became the default
-    assert isinstance(Checker(config=path).labels, ThresholdRule)
+    assert isinstance(build_checker(config=path).labels, ThresholdRule)
     (tmp_path / "none.toml").write_text("[scoring]\n")
     assert load_settings(tmp_path / "none.toml", env={}).labels == "compose"
     with pytest.raises(ConfigError, match="thresholds are the threshold rule's: add --labels threshold"):
-        Checker(scoring_options={"thresholds": "0.5"})
+        build_checker(scoring_options={"thresholds": "0.5"})
 
 
 def test_environment_then_overrides_win(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from factcheck import Agent, Checker, ConfigError, Evidence, InputError, Label
+from factcheck.build import build_checker
 from factcheck.eval.datasets import Dataset, EvalItem, GoldClaim
 from factcheck.eval.runner import (
     ScorerSpec,
@@ -40,7 +41,7 @@ def dataset() -> Dataset:
 
 def scripted_checker() -> Checker:
     verifier = ScriptedVerifier(rules={"Dogs": (False, 0.9)}, default=(True, 0.9))
-    return Checker(agents=[Agent("a", StaticSource(), verifier), Agent("b", StaticSource(name="s2"), verifier)])
+    return build_checker(agents=[Agent("a", StaticSource(), verifier), Agent("b", StaticSource(name="s2"), verifier)])
 
 
 def test_checking_writes_one_record_per_text_with_gold_labels(tmp_path: Path) -> None:
@@ -155,7 +156,7 @@ def test_given_mode_judges_a_recurring_claim_against_each_items_own_evidence(tmp
         for item_id, gold, sentence in (("before", F, "Westlife sold 20 million."), ("after", T, "Westlife sold 24m."))
     )
     toy = Dataset("pairs", 2, items, True, "contrastive pairs")
-    checker = given_evidence_checker(toy, Checker(agents=[Agent("a", StaticSource(), ScriptedVerifier())]))
+    checker = given_evidence_checker(toy, build_checker(agents=[Agent("a", StaticSource(), ScriptedVerifier())]))
     out = tmp_path / "judgments.jsonl"
     asyncio.run(check_items(toy.items, checker, out))
     records = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from factcheck import Checker, Claim, Extraction, SkippedSentence, TextVerdict
+from factcheck.build import build_checker
 from factcheck.cli import cli
 from factcheck.extractors.llm import LLMExtractor
 from factcheck.scoring import rescore
@@ -80,7 +81,7 @@ def offline_checker() -> Checker:
     agent_source = StaticSource(name="static", passages=("Water boils at 100 degrees Celsius at sea level.",))
     from factcheck import Agent
 
-    return Checker(agents=[Agent("static", agent_source, LexicalVerifier())], cache={"enabled": False})
+    return build_checker(agents=[Agent("static", agent_source, LexicalVerifier())], cache={"enabled": False})
 
 
 def test_a_check_records_what_it_skipped_and_json_round_trips() -> None:
@@ -148,7 +149,7 @@ def scripted_model() -> Iterator[FakeServer]:
 
 
 def test_llm_extractor_keeps_attribution_rewrites_and_skips(scripted_model: FakeServer) -> None:
-    checker = Checker(
+    checker = build_checker(
         agents=offline_checker().agents,
         extractor=LLMExtractor(),
         llm={"base_url": scripted_model.url + "/v1", "model": "fake-model", "max_retries": 0},
@@ -184,7 +185,7 @@ def test_fence_lines_a_weak_model_echoes_are_no_claims_and_no_queries() -> None:
 
     with FakeServer() as server:
         server.route("POST", "/v1/chat/completions", echoing)
-        checker = Checker(
+        checker = build_checker(
             agents=offline_checker().agents,
             extractor=LLMExtractor(),
             llm={"base_url": server.url + "/v1", "model": "fake-model", "max_retries": 0},

@@ -23,6 +23,7 @@ from click.testing import CliRunner
 from factcheck.batch.inputs import Document, FolderInput
 from factcheck.batch.output import claim_output, lock_path, settings_path
 from factcheck.batch.runner import Budget, LocalEngine, run_batch
+from factcheck.build import build_checker
 from factcheck.cache import Cache
 from factcheck.cli import cli
 from factcheck.errors import InputError
@@ -43,7 +44,7 @@ AUTH = {"Authorization": f"Bearer {KEY}"}
 
 
 def checker(source: Source, **settings: Any) -> Checker:
-    return Checker(agents=[Agent("a", source, ScriptedVerifier())], cache={"enabled": False}, **settings)
+    return build_checker(agents=[Agent("a", source, ScriptedVerifier())], cache={"enabled": False}, **settings)
 
 
 def lines_of(path: Path) -> list[dict[str, Any]]:
@@ -237,7 +238,7 @@ def test_surrogates_in_model_answers_are_replaced() -> None:
 
     with FakeChatServer(model=Careless()) as fake:
         llm = {"base_url": fake.url, "model": "fake-model"}
-        checker_ = Checker(
+        checker_ = build_checker(
             extractor="llm",
             agents=[Agent("a", StaticSource(), _llm_verifier())],
             llm=llm,

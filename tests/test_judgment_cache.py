@@ -13,6 +13,7 @@ from typing import ClassVar
 import pytest
 
 from factcheck import Agent, Checker
+from factcheck.build import build_checker
 from factcheck.pipeline import normalise_claim
 from factcheck.sources.corpus import CorpusSource
 from factcheck.testing import ScriptedVerifier, StaticSource
@@ -40,7 +41,7 @@ class ReusableVerifier(ScriptedVerifier):
 
 def _checker(tmp_path: Path, source: StaticSource, enabled: bool = True) -> Checker:
     cache = {"path": str(tmp_path / "c.sqlite"), "enabled": enabled}
-    return Checker(agents=[Agent("a", source, ReusableVerifier())], cache=cache)
+    return build_checker(agents=[Agent("a", source, ReusableVerifier())], cache=cache)
 
 
 def _corpus(path: Path, text: str) -> Path:
@@ -56,7 +57,7 @@ def test_claims_are_normalised_for_reuse() -> None:
 def test_a_repeated_claim_is_answered_from_the_cache(tmp_path: Path) -> None:
     corpus = _corpus(tmp_path / "c.jsonl", "Statins lower LDL cholesterol in adults with high cholesterol.")
     agent = Agent("corpus", CorpusSource(path=str(corpus)), LexicalVerifier())
-    checker = Checker(agents=[agent], cache={"path": str(tmp_path / "c.sqlite")})
+    checker = build_checker(agents=[agent], cache={"path": str(tmp_path / "c.sqlite")})
     first = checker.check("Statins lower LDL cholesterol.")
     second = checker.check("statins lower  LDL cholesterol")
     assert first.usage.calls.get("source:corpus") == 1
@@ -73,7 +74,7 @@ def test_reuse_is_keyed_by_the_agent_not_its_name(tmp_path: Path) -> None:
     RETRIEVALS.clear()
     source = CountingSource(passages=("Paris is the capital of France.",))
     _checker(tmp_path, source).check("Paris is the capital of France.")
-    renamed = Checker(agents=[Agent("b", source, ReusableVerifier())], cache={"path": str(tmp_path / "c.sqlite")})
+    renamed = build_checker(agents=[Agent("b", source, ReusableVerifier())], cache={"path": str(tmp_path / "c.sqlite")})
     verdict = renamed.check("Paris is the capital of France.")
     assert verdict.claims[0].judgments[0].agent == "b"
     assert RETRIEVALS["Paris is the capital of France."] == 1
@@ -106,7 +107,9 @@ def test_failures_are_never_reused(tmp_path: Path) -> None:
 
 
 def test_components_that_do_not_opt_in_and_a_disabled_cache_are_judged_every_time(tmp_path: Path) -> None:
-    plain = Checker(agents=[Agent("a", StaticSource(), ScriptedVerifier())], cache={"path": str(tmp_path / "p.sqlite")})
+    plain = build_checker(
+        agents=[Agent("a", StaticSource(), ScriptedVerifier())], cache={"path": str(tmp_path / "p.sqlite")}
+    )
     assert all("judgment" not in plain.check("The sky is blue.").usage.cache_hits for _ in range(2))
     RETRIEVALS.clear()
     off = _checker(tmp_path, CountingSource(), enabled=False)
@@ -116,19 +119,19 @@ def test_components_that_do_not_opt_in_and_a_disabled_cache_are_judged_every_tim
 
 
 def test_transport_options_change_neither_reuse_nor_the_batch_fingerprint() -> None:
+    from factcheck.build import fingerprint
+    from factcheck.config import Settings
     from factcheck.pipeline import answer_options
-    from factcheck.resume import checker_fingerprint
     from factcheck.sources.wikipedia import WikipediaSource
 
     polite = WikipediaSource(user_agent="my-checker/1.0 (me@example.org)", timeout_s=5.0, concurrency=2)
     plain = WikipediaSource()
     assert answer_options(polite) == answer_options(plain) and "user_agent" not in answer_options(polite)
     assert answer_options(WikipediaSource(pages=3)) != answer_options(plain)  # what it finds still counts
-    prints = [
-        checker_fingerprint(Checker(agents=[Agent("wikipedia", source, ScriptedVerifier())], cache={"enabled": False}))
-        for source in (polite, plain)
-    ]
+    transport = {"user_agent": "my-checker/1.0 (me@example.org)", "timeout_s": 5.0, "concurrency": 2}
+    prints = [fingerprint(Settings(profile="wiki", source_options={"wikipedia": o})) for o in (transport, {})]
     assert prints[0] == prints[1] and "me@example.org" not in json.dumps(prints[0])
+    assert fingerprint(Settings(profile="wiki", source_options={"wikipedia": {"pages": 3}})) != prints[1]
 
 
 @pytest.mark.parametrize("damage", ["folder in its place", "under a file"])
@@ -142,7 +145,7 @@ def test_a_cache_that_cannot_be_opened_is_said_once_and_every_judgment_is_made(
         (tmp_path / "plain-file").write_text("x")
         path = tmp_path / "plain-file" / "c.sqlite"
     RETRIEVALS.clear()
-    checker = Checker(agents=[Agent("a", CountingSource(), ReusableVerifier())], cache={"path": str(path)})
+    checker = build_checker(agents=[Agent("a", CountingSource(), ReusableVerifier())], cache={"path": str(path)})
     with caplog.at_level(logging.WARNING, logger="factcheck.cache"):
         verdicts = [checker.check("The sky is blue."), checker.check("Grass is green.")]
     for verdict in verdicts:

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from factcheck import Agent, Checker, Label, TextVerdict
+from factcheck.build import build_checker
 from factcheck.cli import cli
 from factcheck.extractors.sentence import SentenceExtractor
 from factcheck.language import Detection, detect, refusal
@@ -46,7 +47,7 @@ class EnglishVerifier(ScriptedVerifier):
 
 
 def checker(*agents: Agent) -> Checker:
-    return Checker(agents=list(agents), extractor=SentenceExtractor(), cache={"enabled": False})
+    return build_checker(agents=list(agents), extractor=SentenceExtractor(), cache={"enabled": False})
 
 
 def english_agent(name: str = "english") -> Agent:
@@ -129,7 +130,9 @@ def llm_server() -> Iterator[FakeServer]:
 def test_the_llm_verifier_answers_a_german_text(llm_server: FakeServer) -> None:
     llm = {"base_url": llm_server.url + "/v1", "model": "fake-model", "max_retries": 0, "timeout_s": 5.0}
     agents = [Agent("web", StaticSource(name="web", passages=("Der Eiffelturm steht in Paris.",)), LLMVerifier())]
-    verdict = Checker(agents=agents, extractor=SentenceExtractor(), llm=llm, cache={"enabled": False}).check(GERMAN)
+    verdict = build_checker(agents=agents, extractor=SentenceExtractor(), llm=llm, cache={"enabled": False}).check(
+        GERMAN
+    )
     assert verdict.language == "de"
     assert all(c.judgments[0].factuality is not None and c.judgments[0].error is None for c in verdict.claims)
     assert verdict.usage.llm_calls == 2 and not verdict.usage.notes

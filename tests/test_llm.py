@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from factcheck import Agent, Checker, Claim, Label, MissingKeyError
+from factcheck.build import build_checker
 from factcheck.errors import LLMError
 from factcheck.extractors.llm import LLMExtractor, map_span
 from factcheck.llm.jsonparse import parse_json_object
@@ -32,7 +33,7 @@ def checker(server: FakeServer, *agents: Agent, tmp_path: Path | None = None, **
     cache = {"path": str(tmp_path / "cache.sqlite")} if tmp_path else {"enabled": False}
     llm = {"base_url": server.url + "/v1", "model": "fake-model", "max_retries": 2, "timeout_s": 5.0}
     llm.update(kwargs.pop("llm", {}))  # type: ignore[arg-type]
-    return Checker(agents=list(agents), extractor=LLMExtractor(), llm=llm, cache=cache, **kwargs)  # type: ignore[arg-type]
+    return build_checker(agents=list(agents), extractor=LLMExtractor(), llm=llm, cache=cache, **kwargs)  # type: ignore[arg-type]
 
 
 def evidence_agent(*passages: str) -> Agent:

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from factcheck import Agent, Checker, Claim
+from factcheck import Agent, Claim
+from factcheck.build import build_checker
 from factcheck.cache import Cache, cached, current_cache
 from factcheck.cli import cli
 from factcheck.llm.client import estimate_tokens
@@ -152,7 +153,7 @@ def test_max_tokens_becomes_max_completion_tokens_for_a_reasoning_model(server: 
     server.route("POST", CHAT, model_route(model))
     settings = {"base_url": server.url + "/v1", "model": "gpt-5-mini", "max_retries": 0}
     agent = Agent("web", StaticSource(name="web", passages=("Paris.",)), LLMVerifier(max_tokens=300))
-    checker = Checker(agents=[agent], llm=settings, cache={"enabled": False})
+    checker = build_checker(agents=[agent], llm=settings, cache={"enabled": False})
     verdict = checker.check("x", claims=[Claim("c1", "The Eiffel Tower is in Paris.")])
     assert verdict.claims[0].judgments[0].factuality is True
     assert model.requests[-1]["max_completion_tokens"] == 300 and "max_tokens" not in model.requests[-1]
@@ -213,7 +214,9 @@ def test_a_model_that_fails_mid_check_is_not_asked_again(server: FakeServer, mon
 
 def test_refusal_and_cut_off_answers_are_named(server: FakeServer) -> None:
     agent = Agent("web", StaticSource(name="web", passages=("Paris.",)), LLMVerifier())
-    checker = Checker(agents=[agent], llm={"base_url": server.url + "/v1", "max_retries": 0}, cache={"enabled": False})
+    checker = build_checker(
+        agents=[agent], llm={"base_url": server.url + "/v1", "max_retries": 0}, cache={"enabled": False}
+    )
     claim = [Claim("c1", "The Eiffel Tower is in Paris.")]
     server.queue("POST", CHAT, Response(completion(None, refusal="I'm sorry, I can't help with that.")))
     error = checker.check("x", claims=claim).claims[0].judgments[0].error or ""
@@ -227,7 +230,7 @@ def test_a_timed_out_call_is_still_counted(server: FakeServer) -> None:
     server.route("POST", CHAT, lambda r: Response(completion("{}"), delay_s=1.5))
     agent = Agent("web", StaticSource(name="web", passages=("Paris.",)), LLMVerifier())
     llm = {"base_url": server.url + "/v1", "max_retries": 0, "timeout_s": 0.3}
-    verdict = Checker(agents=[agent], llm=llm, cache={"enabled": False}).check(
+    verdict = build_checker(agents=[agent], llm=llm, cache={"enabled": False}).check(
         "x", claims=[Claim("c1", "The Eiffel Tower is in Paris.")]
     )
     assert "timed out" in (verdict.claims[0].judgments[0].error or "")
@@ -298,7 +301,7 @@ def test_estimated_tokens_are_priced_so_budgets_see_them(server: FakeServer) -> 
     llm = {"base_url": server.url + "/v1", "model": "m", "prices": {"m": {"input": 1000.0, "output": 1000.0}}}
     agent = Agent("web", StaticSource(name="web", passages=("Paris.",)), LLMVerifier())
     usage = (
-        Checker(agents=[agent], llm=llm, cache={"enabled": False})
+        build_checker(agents=[agent], llm=llm, cache={"enabled": False})
         .check("x", claims=[Claim("c1", "The Eiffel Tower is in Paris.")])
         .usage
     )

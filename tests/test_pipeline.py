@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import pytest
 
 from factcheck import Agent, Assessment, Checker, Claim, ConfigError, Evidence, InputError, Label, check
+from factcheck.build import build_checker
 from factcheck.testing import ScriptedVerifier, StaticSource
 
 
@@ -31,7 +32,7 @@ def checker(*agents: Agent, **kwargs: object) -> Checker:
     from factcheck.extractors.base import ClaimExtractor
 
     lines = type("LinesExtractor", (Lines, ClaimExtractor), {})()
-    return Checker(agents=agents, extractor=lines, **kwargs)  # type: ignore[arg-type]
+    return build_checker(agents=agents, extractor=lines, **kwargs)  # type: ignore[arg-type]
 
 
 def test_every_agent_judges_every_claim_and_the_scorer_combines_them() -> None:
@@ -258,7 +259,9 @@ def test_given_claims_skip_extraction_and_given_source_serves_their_evidence() -
 
 
 def test_with_agents_shares_everything_but_the_agents() -> None:
-    checker = Checker(agents=[Agent("a", StaticSource(passages=("x",)), ScriptedVerifier())], cache={"enabled": False})
+    checker = build_checker(
+        agents=[Agent("a", StaticSource(passages=("x",)), ScriptedVerifier())], cache={"enabled": False}
+    )
     other = checker.with_agents([Agent("b", StaticSource(passages=("y",)), ScriptedVerifier())])
     assert [a.name for a in other.agents] == ["b"] and [a.name for a in checker.agents] == ["a"]
     assert other.scorer is checker.scorer and other.cache is checker.cache and other.extractor is checker.extractor
@@ -319,3 +322,85 @@ def test_a_check_cut_off_while_a_component_prepares_does_not_hold_up_the_next() 
     assert time.monotonic() - started < 1.5
     assert [j.factuality for j in verdict.claims[0].judgments] == [True, None] and len(PREPARES) == 1
     GATE.set()
+
+
+@dataclass(frozen=True)
+class PreparingSource(StaticSource):
+    """A source that counts its prepare() calls (a corpus index, a model load)."""
+
+    name: str = "preparing"
+    prepared: list[int] | None = None
+
+    async def prepare(self) -> None:
+        assert self.prepared is not None
+        self.prepared.append(1)
+
+
+def test_a_streamed_check_yields_the_claims_then_each_claim_then_the_verdict() -> None:
+    from factcheck import ClaimChecked, ClaimsFound, TextChecked
+
+    lines = "\n".join(f"Claim number {i} is about the sky." for i in range(5))
+    prepared: list[int] = []
+    one = checker(Agent("a", PreparingSource(prepared=prepared), ScriptedVerifier(rules={"sky": (True, 0.9)})))
+
+    async def run() -> list[object]:
+        return [event async for event in one.stream(lines)]
+
+    events = asyncio.run(run())
+    assert isinstance(events[0], ClaimsFound) and len(events[0].claims) == 5
+    judged = events[1:-1]
+    assert all(isinstance(e, ClaimChecked) for e in judged)
+    assert sorted(e.index for e in judged) == list(range(5))  # type: ignore[attr-defined]
+    last = events[-1]
+    assert isinstance(last, TextChecked) and not last.partial and last.verdict.label is Label.TRUE
+    # One check: its agents prepared once, one usage record counting every claim's calls.
+    assert prepared == [1]
+    assert last.verdict.usage.calls["source:preparing"] == 5
+    assert last.data["partial"] is False and last.data["claims"][0]["label"] == "TRUE"
+
+
+def test_a_deadline_ends_the_stream_with_the_claims_not_reached_abstaining() -> None:
+    slow = checker(Agent("a", StaticSource(delay_s=5.0), ScriptedVerifier()))
+
+    async def run() -> list[object]:
+        return [event async for event in slow.stream("One claim.\nAnother claim.", deadline_s=0.3)]
+
+    started = time.perf_counter()
+    *_, last = asyncio.run(run())
+    assert time.perf_counter() - started < 3.0
+    verdict = last.verdict  # type: ignore[attr-defined]
+    assert last.partial and verdict.label is Label.UNVERIFIED  # type: ignore[attr-defined]
+    assert all("deadline of 0.3s reached before this claim" in c.judgments[0].error for c in verdict.claims)
+    assert "deadline of 0.3s reached: 2 of 2 claims not checked" in verdict.usage.notes
+
+
+def test_nothing_is_judged_until_the_consumer_asks_past_the_claims() -> None:
+    asked: list[str] = []
+
+    @dataclass(frozen=True)
+    class Recording(StaticSource):
+        async def retrieve(self, claim: Claim) -> list[Evidence]:
+            asked.append(claim.text)
+            return await super().retrieve(claim)
+
+    one = checker(Agent("a", Recording(), ScriptedVerifier()))
+
+    async def run() -> int:
+        steps = one.stream("A claim.\nA second claim.")
+        first = await anext(steps)
+        await asyncio.sleep(0.2)  # a server deciding whether to admit this many claims
+        await steps.aclose()
+        return len(first.claims)  # type: ignore[attr-defined]
+
+    assert asyncio.run(run()) == 2 and asked == []
+
+
+def test_independence_merges_before_each_claim_is_scored() -> None:
+    copied = ("The Eiffel Tower is a wrought-iron lattice tower in Paris, France, completed in 1889.",)
+    agents = [
+        Agent("web", StaticSource(name="web", passages=copied), ScriptedVerifier()),
+        Agent("wiki", StaticSource(name="wiki", passages=copied), ScriptedVerifier()),
+    ]
+    verdict = checker(*agents, independence=0.5).check("The tower is in Paris.")
+    assert [j.agent for j in verdict.claims[0].judgments] == ["web"]
+    assert any(note.startswith("independence: claim c1: wiki merged into web") for note in verdict.usage.notes)

@@ -216,7 +216,7 @@ def test_hook_register_extractors() -> None:
             return [factcheck.Claim(f"c{i}", line) for i, line in enumerate(text.splitlines(), 1)]
 
     with registered(Lines()):
-        checker = factcheck.Checker(
+        checker = factcheck.build_checker(
             agents=[factcheck.Agent("s", StaticSource(), ScriptedVerifier())], extractor="lines"
         )
         verdict = checker.check("one claim\nsecond claim")

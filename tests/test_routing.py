@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from factcheck import Agent, Checker, Claim, ConfigError, Judgment, Label
+from factcheck import Agent, Claim, ConfigError, Judgment, Label
+from factcheck.build import build_checker
 from factcheck.cli import cli
 from factcheck.config import load_settings
 from factcheck.routing import (
@@ -225,13 +226,13 @@ RULES = {"Easy": [(T, 0.95), (T, 0.9), (T, 0.9)], "Hard": [(T, 0.5), (F, 0.6), (
 
 
 def test_checker_default_asks_everyone_and_avoids_nothing() -> None:
-    verdict = Checker(agents=agents(RULES)).check("Easy claim. Hard claim.", claims=CLAIMS)
+    verdict = build_checker(agents=agents(RULES)).check("Easy claim. Hard claim.", claims=CLAIMS)
     assert [len(c.judgments) for c in verdict.claims] == [3, 3]
     assert "routing:avoided" not in verdict.usage.calls
 
 
 def test_checker_gated_asks_only_whom_it_needs_and_counts_what_it_saved() -> None:
-    checker = Checker(agents=agents(RULES), routing=GatedRouting(0.8, {"a": 1, "b": 2, "c": 3}))
+    checker = build_checker(agents=agents(RULES), routing=GatedRouting(0.8, {"a": 1, "b": 2, "c": 3}))
     verdict = checker.check("Easy claim. Hard claim.", claims=CLAIMS)
     easy, hard = verdict.claims
     assert [j.agent for j in easy.judgments] == ["a"] and easy.label is Label.TRUE
@@ -243,7 +244,7 @@ def test_checker_gated_asks_only_whom_it_needs_and_counts_what_it_saved() -> Non
 def test_checker_builds_trust_routing_from_settings(tmp_path: Path) -> None:
     path = tmp_path / "trust.json"
     trust_of(a=4, b=6, c=8).save(path)  # c, b most trusted
-    checker = Checker(agents=agents(RULES), routing="trust", routing_options={"trust": str(path)})
+    checker = build_checker(agents=agents(RULES), routing="trust", routing_options={"trust": str(path)})
     assert isinstance(checker.routing, TrustRouting)
     verdict = checker.check("Easy claim. Hard claim.", claims=CLAIMS)
     assert [[j.agent for j in c.judgments] for c in verdict.claims] == [["b", "c"], ["b", "c"]]

@@ -25,7 +25,6 @@ from factcheck.server.app import CheckerPool, create_app
 from factcheck.server.auth import KeyChecker, RateLimiter
 from factcheck.server.runner import serve_in_thread
 from factcheck.server.settings import ServerSettings, is_loopback
-from factcheck.server.stream import merge_usage
 from factcheck.sources.base import Source
 from factcheck.testing import ScriptedVerifier, StaticSource, registered
 from factcheck.types import Claim, Evidence, TextVerdict, Usage
@@ -591,19 +590,6 @@ def test_checkers_are_built_once_per_choice_and_bounded(lexical: str) -> None:
     pool.get(scorer="average")  # a third choice pushes out the least recently used (the default)
     assert pool.get(scorer="normsum") is normsum
     assert pool.get() is not first
-
-
-def test_merged_usage_adds_counts_and_keeps_notes_once() -> None:
-    merged = merge_usage(
-        [
-            Usage(calls={"a": 1}, cache_hits={"judgment": 1}, wall_s={"judge": 0.5, "total": 9.0}, notes=("n",)),
-            Usage(calls={"a": 2, "b": 1}, wall_s={"judge": 0.25}, llm_calls=2, cost_usd=0.5, notes=("n", "m")),
-        ],
-        total_s=1.5,
-    )
-    assert merged.calls == {"a": 3, "b": 1} and merged.cache_hits == {"judgment": 1}
-    assert merged.wall_s == {"judge": 0.75, "total": 1.5}
-    assert (merged.llm_calls, merged.cost_usd, merged.notes) == (2, 0.5, ("n", "m"))
 
 
 def test_serve_is_a_registered_command() -> None:

@@ -134,16 +134,17 @@ def test_shipped_scifact_corpus_finds_the_gold_abstract() -> None:
 
 
 def test_index_build_and_cache_hits_show_in_usage(tmp_path: Path) -> None:
-    from factcheck import Agent, Checker
+    from factcheck import Agent
+    from factcheck.build import build_checker
     from factcheck.testing import ScriptedVerifier
 
     unique = {"id": "d4", "title": "Usage", "text": f"A document only this test indexes: {tmp_path}."}
     path = write_jsonl(tmp_path / "c.jsonl", [*DOCS, unique])
     agents = [Agent("corpus", CorpusSource(path=str(path)), ScriptedVerifier())]
-    first = Checker(agents=agents).check("Coffee contains caffeine.")
+    first = build_checker(agents=agents).check("Coffee contains caffeine.")
     assert first.usage.calls["corpus-index:build"] == 1 and "corpus-index" not in first.usage.cache_hits
     corpus_module._indexes.clear()
-    second = Checker(agents=agents).check("Coffee contains caffeine.")
+    second = build_checker(agents=agents).check("Coffee contains caffeine.")
     assert second.usage.cache_hits == {"corpus-index": 1} and "corpus-index:build" not in second.usage.calls
 
 

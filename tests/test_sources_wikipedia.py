@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 import factcheck
-from factcheck import Agent, Checker, Claim, ConfigError, Evidence, SourceError
+from factcheck import Agent, Claim, ConfigError, Evidence, SourceError
+from factcheck.build import build_checker
 from factcheck.cache import Cache, current_cache
 from factcheck.errors import ServiceRefusedError
 from factcheck.net import REFUSALS
@@ -362,7 +363,7 @@ def test_a_wiki_that_never_stops_lagging_is_given_up_and_the_other_agents_answer
         Agent("wikipedia", source_for(server, max_queries=2), ScriptedVerifier()),
         Agent("other", StaticSource(passages=("The Eiffel Tower is in Paris.",)), ScriptedVerifier()),
     ]
-    checker = Checker(agents=agents, cache={"enabled": False}, agent_timeout_s=20)
+    checker = build_checker(agents=agents, cache={"enabled": False}, agent_timeout_s=20)
     claim = Claim("c1", "The Eiffel Tower is in Paris.", queries=("Eiffel Tower", "Eiffel Tower Paris"))
     started = time.monotonic()
     result = checker.check("The Eiffel Tower is in Paris.", [claim])
@@ -500,7 +501,7 @@ def test_second_retrieve_is_served_from_the_cache(server: FakeServer, tmp_path: 
 
 
 def test_feeds_a_check(server: FakeServer, tmp_path: Path) -> None:
-    checker = Checker(agents=[Agent("wikipedia", source_for(server), ScriptedVerifier())])
+    checker = build_checker(agents=[Agent("wikipedia", source_for(server), ScriptedVerifier())])
     claims = [Claim("c1", "The Eiffel Tower is in Paris."), Claim("c2", "Zorblax quintuple fnord.")]
     cache = Cache(tmp_path / "c.sqlite")
     token = current_cache.set(cache)

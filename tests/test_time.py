@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from factcheck import Agent, Checker, Claim, ClaimTime, Evidence, InputError, Source, TextVerdict
+from factcheck.build import build_checker
 from factcheck.claimtime import current_reference, reading_times, reference_time, resolve, with_times
 from factcheck.cli import cli
 from factcheck.extractors.sentence import SentenceExtractor
@@ -90,7 +91,7 @@ def test_what_a_source_of_the_past_reads_as_of() -> None:
 
 
 def checker(*agents: Agent) -> Checker:
-    return Checker(agents=list(agents), extractor=SentenceExtractor(), cache={"enabled": False})
+    return build_checker(agents=list(agents), extractor=SentenceExtractor(), cache={"enabled": False})
 
 
 def test_a_check_records_its_reference_time_and_each_claims_time_in_the_json() -> None:
@@ -225,7 +226,7 @@ def test_the_llm_is_told_the_claims_time_and_each_passages_date() -> None:
         server.route("POST", "/v1/chat/completions", fake_model)
         llm = {"base_url": server.url + "/v1", "model": "fake-model", "max_retries": 0, "timeout_s": 5.0}
         agent = Agent("web", DatedSource(name="web"), LLMVerifier())
-        checked = Checker(agents=[agent], extractor=SentenceExtractor(), llm=llm, cache={"enabled": False})
+        checked = build_checker(agents=[agent], extractor=SentenceExtractor(), llm=llm, cache={"enabled": False})
         verdict = checked.check("Obama is currently the president.", as_of="2014-05-10")
         checked.check("Statins lower LDL cholesterol.")
         system, user = (m["content"] for m in server.calls("/v1/chat/completions")[0].json()["messages"])
@@ -260,7 +261,7 @@ def test_the_llm_extractor_quotes_when_a_claim_holds_and_the_date_is_resolved_he
         llm = {"base_url": server.url + "/v1", "model": "fake-model", "max_retries": 0, "timeout_s": 5.0}
         agent = Agent("static", StaticSource(), ScriptedVerifier())
         text = "Unemployment fell last year. Statins lower LDL cholesterol. Prices rose in the spring."
-        verdict = Checker(agents=[agent], extractor=LLMExtractor(), llm=llm, cache={"enabled": False}).check(
+        verdict = build_checker(agents=[agent], extractor=LLMExtractor(), llm=llm, cache={"enabled": False}).check(
             text, as_of="2014-05-10"
         )
         prompt = server.calls("/v1/chat/completions")[0].json()["messages"][0]["content"]

@@ -230,7 +230,8 @@ def test_with_the_model_the_quoted_sentence_is_the_one_whose_probability_is_the_
 
 
 def test_the_judgment_shows_the_deciding_passage_first() -> None:
-    from factcheck import Agent, Checker
+    from factcheck import Agent
+    from factcheck.build import build_checker
     from factcheck.testing import StaticSource
 
     source = StaticSource(
@@ -239,7 +240,7 @@ def test_the_judgment_shows_the_deciding_passage_first() -> None:
             "Smoking was associated with a markedly increased risk of lung cancer in both men and women.",
         )
     )
-    verdict = Checker(agents=[Agent("a", source, NLIVerifier())], cache={"enabled": False}).check(
+    verdict = build_checker(agents=[Agent("a", source, NLIVerifier())], cache={"enabled": False}).check(
         "Smoking increases the risk of lung cancer."
     )
     (judgment,) = verdict.claims[0].judgments

@@ -20,10 +20,10 @@ from factcheck.batch.inputs import open_input
 from factcheck.batch.output import claim_output, lock_path, prepare_output
 from factcheck.batch.progress import BatchProgress, render_summary, summarise
 from factcheck.batch.runner import BatchResult, Budget, LocalEngine, Tally, run_batch
+from factcheck.build import build_checker, fingerprint
 from factcheck.cli import (
     HelpOption,
     budget_flags,
-    build_checker,
     cache_flag,
     config_flag,
     corpus_flag,
@@ -37,13 +37,15 @@ from factcheck.cli import (
     profile_flag,
     refresh_flag,
     scorer_flag,
+    settings_from_flags,
     source_flag,
 )
+from factcheck.config import Settings
 from factcheck.errors import ConfigError, InputError
 from factcheck.net import UNREACHABLE
 from factcheck.pipeline import Checker
 from factcheck.plugins.hookspecs import hookimpl
-from factcheck.resume import AppendLog, checker_fingerprint, exclusive
+from factcheck.resume import AppendLog, exclusive
 
 EXIT_BUDGET = 3
 EXIT_INTERRUPTED = 130
@@ -51,6 +53,7 @@ EXIT_INTERRUPTED = 130
 
 async def _run(
     checker: Checker,
+    settings: Settings,
     documents: Any,
     log: AppendLog,
     *,
@@ -64,9 +67,7 @@ async def _run(
     if engine == "ray":
         from factcheck.batch.ray_engine import RayEngine
 
-        ray_engine = RayEngine(
-            checker.settings, checker.independence, concurrency, address=ray_address, workers=ray_workers
-        )
+        ray_engine = RayEngine(settings, concurrency, address=ray_address, workers=ray_workers)
         async with ray_engine:
             return await run_batch(
                 documents, log, ray_engine, concurrency=concurrency, budget=budget, on_record=on_record
@@ -162,7 +163,8 @@ def batch(
         raise InputError(f"no such folder for the output: {out.parent}")
     source = open_input(input_path, text_column=text_column, id_column=id_column)
     ids = source.scan()
-    checker = build_checker(**checker_options)
+    settings = settings_from_flags(**checker_options)
+    checker = build_checker(settings)
     err = Console(stderr=True)
     if max_cost is not None and checker.llm.model not in checker.llm.prices:
         err.print(
@@ -172,7 +174,7 @@ def batch(
     # The lock comes first, on a file nothing replaces: two runs starting at once cannot both
     # write the settings, or each lock a different copy of them.
     with exclusive(lock_path(out), out):
-        claim_output(out, {"input": source.settings(), **checker_fingerprint(checker)})
+        claim_output(out, {"input": source.settings(), **fingerprint(settings)})
         done = prepare_output(out, retry_failed=retry_failed)
         todo = sum(1 for doc_id in ids if doc_id not in done)
         try:
@@ -199,6 +201,7 @@ def batch(
                     result = asyncio.run(
                         _run(
                             checker,
+                            settings,
                             source.documents(skip=done),
                             log,
                             engine=engine,

@@ -39,10 +39,10 @@ def import_ray() -> Any:
 class CheckerWorker:
     """The body of a Ray worker (wrapped with ``ray.remote`` at run time, so importing this needs no Ray)."""
 
-    def __init__(self, settings: Settings, independence: float | None) -> None:
-        from factcheck.pipeline import Checker
+    def __init__(self, settings: Settings) -> None:
+        from factcheck.build import build_checker
 
-        self.checker = Checker(settings, independence=independence)
+        self.checker = build_checker(settings)
 
     def ready(self) -> bool:
         """Answered once the worker's Checker is built: a broken setup fails here, before any document."""
@@ -65,7 +65,6 @@ class RayEngine:
     """
 
     settings: Settings
-    independence: float | None = None
     concurrency: int = 4
     address: str | None = None
     workers: int | None = None
@@ -86,9 +85,7 @@ class RayEngine:
         count = max(1, min(self.workers or cpus, self.concurrency))
         per_worker = math.ceil(self.concurrency / count)
         remote = ray.remote(num_cpus=1, max_restarts=1)(CheckerWorker)
-        self._actors = [
-            remote.options(max_concurrency=per_worker).remote(self.settings, self.independence) for _ in range(count)
-        ]
+        self._actors = [remote.options(max_concurrency=per_worker).remote(self.settings) for _ in range(count)]
         try:
             await asyncio.gather(*(actor.ready.remote() for actor in self._actors))
         except Exception as exc:

@@ -15,9 +15,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from factcheck.build import build_checker, fingerprint
 from factcheck.cli import (
     HelpOption,
-    build_checker,
     config_flag,
     corpus_flag,
     endpoint_flags,
@@ -30,7 +30,9 @@ from factcheck.cli import (
     registered,
     scoring_options,
     scoring_trust_flag,
+    settings_from_flags,
 )
+from factcheck.config import Settings
 from factcheck.errors import ConfigError, InputError
 from factcheck.eval.datasets import Dataset, EvalItem, load_dataset
 from factcheck.eval.metrics import false_consensus_rate
@@ -51,7 +53,7 @@ from factcheck.options import parse_option_pairs
 from factcheck.paths import SHARED_DATA_ENV, shared_data_dir
 from factcheck.pipeline import Checker
 from factcheck.plugins.hookspecs import hookimpl
-from factcheck.resume import checker_fingerprint, guard_settings, read_done
+from factcheck.resume import guard_settings, read_done
 from factcheck.trust import claim_cases
 
 DEFAULT_SCORERS = "mafc,mafc:bounds=reference,average,average:remap=false,normsum,majority"
@@ -188,7 +190,7 @@ def eval_command(
             handle.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
     else:
         # The checker check and batch build; --independence is applied when scoring, not while checking.
-        checker = build_checker(
+        settings = settings_from_flags(
             config=config,
             profile=profile,
             scorer=None,
@@ -204,9 +206,10 @@ def eval_command(
             serper_url=serper_url,
             wikipedia_url=wikipedia_url,
         )
+        checker = build_checker(settings)
         if mode == "given":
             checker = given_evidence_checker(data, checker)
-        records = _check(data, items, out, checker, mode, extract, concurrency, err)
+        records = _check(data, items, out, settings, checker, mode, extract, concurrency, err)
         source = str(out / JUDGMENTS)
     if not records:
         raise InputError("no texts to score")
@@ -245,6 +248,7 @@ def _check(
     data: Dataset,
     items: Sequence[EvalItem],
     out: Path,
+    settings: Settings,
     checker: Checker,
     mode: str,
     extract: bool,
@@ -253,8 +257,10 @@ def _check(
 ) -> list[dict[str, Any]]:
     """Check the items not yet in ``out/judgments.jsonl`` (with a progress bar); every record of ``items``."""
     # Judgments are recorded once and scored many ways: the scorer and label rule are not part of them.
-    fingerprint = {k: v for k, v in checker_fingerprint(checker).items() if k not in ("scorer", "labels")}
-    recorded = {"dataset": data.name, "mode": mode, "extract": extract, **fingerprint}
+    # The given-evidence agents stand for the settings' own (mode says which).
+    printed = fingerprint(settings, checker.agents if mode == "given" else None)
+    fingerprint_ = {k: v for k, v in printed.items() if k not in ("scorer", "labels")}
+    recorded = {"dataset": data.name, "mode": mode, "extract": extract, **fingerprint_}
     guard_settings(out / "run.json", recorded, out / JUDGMENTS, "use another --out or delete the folder")
     path = out / JUDGMENTS
     done = read_done(path)

@@ -35,13 +35,20 @@ def score_text(
     usage: Usage | None = None,
 ) -> TextVerdict:
     """Score and label a text from each claim's judgments. UNVERIFIED claims are left out of the text score."""
-    claims = tuple(score_claim(claim, judgments, scorer, rule) for claim, judgments in judged)
+    claims = [score_claim(claim, judgments, scorer, rule) for claim, judgments in judged]
+    return text_verdict(text, claims, scorer, rule, usage)
+
+
+def text_verdict(
+    text: str, claims: Sequence[ClaimVerdict], scorer: Scorer, rule: LabelRule, usage: Usage | None = None
+) -> TextVerdict:
+    """Score and label a text from its claims' verdicts (each scored by :func:`score_claim`)."""
     score = scorer.score_text([c.score for c in claims if c.score is not None])
     return TextVerdict(
         text=text,
-        claims=claims,
+        claims=tuple(claims),
         score=score,
-        label=rule.text_label(score, claims),
+        label=rule.text_label(score, tuple(claims)),
         scorer=scorer.name,
         scorer_options=scorer.options(),
         labels=rule.name,
@@ -58,4 +65,4 @@ def rescore(verdict: TextVerdict, scorer: Scorer, rule: LabelRule) -> TextVerdic
     )
 
 
-__all__ = ["LabelRule", "Scorer", "rescore", "score_claim", "score_text"]
+__all__ = ["LabelRule", "Scorer", "rescore", "score_claim", "score_text", "text_verdict"]

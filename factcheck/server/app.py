@@ -34,16 +34,18 @@ from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from factcheck.build import FALLBACK_EXTRACTOR, build_checker
 from factcheck.claimtime import reference_time
 from factcheck.config import PROFILES, load_settings
 from factcheck.errors import ConfigError, FactcheckError
-from factcheck.pipeline import FALLBACK_EXTRACTOR, Checker
+from factcheck.events import CheckEvent
+from factcheck.pipeline import Checker
 from factcheck.plugins.manager import get_registry
 from factcheck.server.answers import AnswerCache
 from factcheck.server.auth import KeyChecker, RateLimiter, retry_after_header
 from factcheck.server.runner import VOUCH
 from factcheck.server.settings import ServerSettings
-from factcheck.server.stream import CheckEvent, check_events
+from factcheck.server.stream import check_events
 from factcheck.sources.base import Source
 from factcheck.sources.websearch import redact
 from factcheck.text import valid_unicode
@@ -272,7 +274,7 @@ class CheckerPool:
         key = self.key(profile, scorer, labels)
         checker = self._checkers.pop(key, None)
         if checker is None:
-            checker = Checker(config=self.settings.config, profile=key[0], scorer=scorer, labels=labels)
+            checker = build_checker(config=self.settings.config, profile=key[0], scorer=scorer, labels=labels)
         self._checkers[key] = checker
         while len(self._checkers) > self.settings.max_checkers:
             self._checkers.popitem(last=False)
@@ -503,7 +505,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
                         for spec in agents
                     ]
                 components_cache.update(
-                    default_profile=checker.settings.profile,
+                    default_profile=checker.profile,
                     profiles=profiles,
                     sources=status["sources"],
                     verifiers=status["verifiers"],

@@ -1,0 +1,59 @@
+"""The steps of one check, as :meth:`factcheck.Checker.stream` yields them.
+
+Every check is this sequence: one :class:`ClaimsFound` (before any claim is
+judged), one :class:`ClaimChecked` per claim as soon as it is done (in
+completion order), then one :class:`TextChecked`, always last. ``acheck`` keeps
+only the last; the server sends each as a Server-Sent Event (``name`` and
+``data`` are the event's name and JSON there).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from factcheck.types import Claim, ClaimVerdict, SkippedSentence, TextVerdict
+
+
+@dataclass(frozen=True)
+class ClaimsFound:
+    """The claims the check will judge (as extracted, before their times are read), and the sentences left out."""
+
+    claims: tuple[Claim, ...]
+    skipped: tuple[SkippedSentence, ...] = ()
+    name: ClassVar[str] = "claims"
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return {"claims": [claim.to_dict() for claim in self.claims]}
+
+
+@dataclass(frozen=True)
+class ClaimChecked:
+    """One claim judged and scored; ``index`` is its place among :attr:`ClaimsFound.claims`."""
+
+    index: int
+    verdict: ClaimVerdict
+    name: ClassVar[str] = "claim"
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return {"index": self.index, "claim": self.verdict.to_dict()}
+
+
+@dataclass(frozen=True)
+class TextChecked:
+    """The checked text. ``partial``: a deadline cut the check short (the claims not reached abstain, saying so)."""
+
+    verdict: TextVerdict
+    partial: bool = False
+    name: ClassVar[str] = "verdict"
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return {**self.verdict.to_dict(), "partial": self.partial}
+
+
+CheckEvent = ClaimsFound | ClaimChecked | TextChecked
+
+__all__ = ["CheckEvent", "ClaimChecked", "ClaimsFound", "TextChecked"]
