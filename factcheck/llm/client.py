@@ -27,17 +27,17 @@ Servers differ, and this module absorbs the differences so components need not:
   key or an unknown model (HTTP 401, 403, 404) is a :class:`LLMRefusedError`:
   the rest of the check does not ask that model again (the service layer's
   refusal memory keeps it for the check: :class:`factcheck.net.Refusals`).
-
-Requests go out through the service layer (:func:`factcheck.net.service`): the
-``openai`` client is given its HTTP client (``http_client=``), so a transport
-injected there carries the model's requests too, and the per-host limits are
-the ones the sources share.
 - A request is counted when it is sent, with its prompt's estimated tokens; its
   answer's ``usage`` then replaces the estimate. A server that sends no
   ``usage`` gets the answer's tokens estimated too (about four characters a
   token) and the call stays counted as estimated; so does a request cut off by
   a time-out or cancellation (it may be billed). One answered with an error
   status is not counted in usage (it still took its budget slot).
+
+Requests go out through the service layer (:func:`factcheck.net.service`): the
+``openai`` client is given its HTTP client (``http_client=``), so a transport
+injected there carries the model's requests too, and the per-host limits are
+the ones the sources share.
 """
 
 from __future__ import annotations
