@@ -1,16 +1,24 @@
-"""HTTP for sources: time-outs, bounded retries that honour ``Retry-After``, a
-concurrency limit per host, and errors that say what went wrong.
+"""The one HTTP layer every source and the LLM client go through: :class:`Service`.
+
+A service owns, per event loop, one ``httpx.AsyncClient`` (kept for the plugin
+loops, which live as long as the process, so connections are reused; made per
+call on a short-lived loop), the transport under it (injectable: tests, a proxy,
+a recorder), time-outs, a concurrency limit per host, bounded retries that
+honour ``Retry-After``, and the one memory of refusals (:class:`Refusals`).
+Requests go through :func:`service`: the current check's service
+(:data:`current_service`, set with :func:`use_service`), else
+:data:`DEFAULT_SERVICE`.
 
 A failed answer raises :class:`ServiceHTTPError` (a SourceError carrying the
 status and the server's own message). A refusal no retry will fix (a rejected
-key, a refused User-Agent) is remembered in :data:`REFUSALS` by the source that
-met it, so later requests are not sent at all.
+key, a refused User-Agent, an unknown model) is remembered by whoever met it in
+the service's :class:`Refusals`, so later requests are not sent at all.
 
 A host that cannot be reached (connection refused, a failed DNS lookup, no
 connection within :data:`CONNECT_TIMEOUT_S`) fails at once, without retries, with
-:class:`ServiceUnreachableError` naming the host; it is remembered in
-:data:`UNREACHABLE` for :data:`UNREACHABLE_TTL_S`, so a batch does not try it again
-for every document (and can say so once).
+:class:`ServiceUnreachableError` naming the host; the same memory keeps it for
+:data:`UNREACHABLE_TTL_S`, so a batch does not try it again for every document
+(and can say so once: :meth:`Refusals.met`).
 
 Every request sent is counted before it goes (each retry too): a search request
 (``search=True``, the default) in the check's ``usage.search_calls`` and against
@@ -29,7 +37,9 @@ import ssl
 import threading
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -38,7 +48,8 @@ import certifi
 import httpx
 
 from factcheck.errors import ServiceRefusedError, SourceError
-from factcheck.usage import charge_search
+from factcheck.plugins.calls import on_plugin_loop
+from factcheck.usage import UsageRecorder, charge_search, current_usage
 
 
 def package_version() -> str:
@@ -58,10 +69,8 @@ REFUSAL_TTL_S = 600.0  # how long a lasting refusal is believed before one reque
 CONNECT_TIMEOUT_S = 10.0  # a host that accepts no connection this long is unreachable (at most timeout_s)
 UNREACHABLE_TTL_S = 60.0  # how long an unreachable host is believed before one request may try again
 
-# Semaphores belong to an event loop, and each synchronous check runs its own loop.
-_limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]] = (
-    weakref.WeakKeyDictionary()
-)
+# openai's own pool figures (DEFAULT_CONNECTION_LIMITS): the per-host limits below are the ones that bite.
+CONNECTION_LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
 
 
 @cache
@@ -69,7 +78,7 @@ def tls_context() -> ssl.SSLContext:
     """One TLS context (the CA bundle loaded once) for every HTTP client this process makes.
 
     Building one per client costs about 50 ms of CPU (loading the certificates); with it
-    shared, a new client costs well under a millisecond, so per-call clients stay cheap.
+    shared, a new client costs well under a millisecond, so per-call clients (short-lived loops) stay cheap.
     """
     return ssl.create_default_context(cafile=certifi.where())
 
@@ -78,15 +87,16 @@ class ServiceHTTPError(SourceError):
     """A service answered with an HTTP error that was not retried (or still failed after retries).
 
     ``status`` is the HTTP status, ``message`` the server's own words (at most
-    :data:`MESSAGE_CHARS` characters) and ``content_type`` its media type, so a
-    source can recognise a particular refusal.
+    :data:`MESSAGE_CHARS` characters), ``content_type`` its media type and ``body``
+    its JSON (``None`` when it sent none), so a source can recognise a particular refusal.
     """
 
-    def __init__(self, service: str, status: int, message: str, content_type: str) -> None:
+    def __init__(self, service: str, status: int, message: str, content_type: str, body: Any = None) -> None:
         super().__init__(f"{service}: HTTP {status}: {message}".rstrip(": "))
         self.status = status
         self.message = message
         self.content_type = content_type
+        self.body = body  # the answer's JSON, or None: a source that reads its API's error objects itself
 
 
 class SourceRefusedError(SourceError, ServiceRefusedError):
@@ -94,91 +104,86 @@ class SourceRefusedError(SourceError, ServiceRefusedError):
     asking again in this check would be refused the same way."""
 
 
-class Refusals:
-    """Lasting refusals, remembered process-wide for ``ttl_s`` seconds, so that a batch or a
-    server does not send every claim's request to a service that already said no; and the
-    keys a service has accepted, so a source can send its first request with a new key alone.
-
-    Keys are tuples of strings chosen by the source (service, endpoint, a digest of the key);
-    never put a secret itself in one (see :func:`digest`). Safe to use from worker threads.
-    """
-
-    def __init__(self, ttl_s: float = REFUSAL_TTL_S) -> None:
-        self.ttl_s = ttl_s
-        self._lock = threading.Lock()
-        self._reasons: dict[tuple[str, ...], tuple[float, str]] = {}
-        self._accepted: set[tuple[str, ...]] = set()
-
-    def remember(self, key: tuple[str, ...], reason: str) -> None:
-        """Record that requests under ``key`` are refused, and why (the first reason is kept)."""
-        with self._lock:
-            self._accepted.discard(key)
-            if self._reason_locked(key) is None:
-                self._reasons[key] = (time.monotonic() + self.ttl_s, reason)
-
-    def reason(self, key: tuple[str, ...]) -> str | None:
-        """Why requests under ``key`` were refused, or ``None`` (never, or long enough ago to try again)."""
-        with self._lock:
-            return self._reason_locked(key)
-
-    def _reason_locked(self, key: tuple[str, ...]) -> str | None:
-        entry = self._reasons.get(key)
-        if entry is None:
-            return None
-        if entry[0] <= time.monotonic():
-            del self._reasons[key]  # expired: the key may have been fixed since
-            return None
-        return entry[1]
-
-    def accept(self, key: tuple[str, ...]) -> None:
-        """Record that the service answered a request under ``key``."""
-        with self._lock:
-            self._accepted.add(key)
-
-    def accepted(self, key: tuple[str, ...]) -> bool:
-        """Whether the service has answered a request under ``key`` (and not refused one since)."""
-        with self._lock:
-            return key in self._accepted
-
-    def clear(self) -> None:
-        """Forget every refusal and acceptance (tests; a running server that must try a key again)."""
-        with self._lock:
-            self._reasons.clear()
-            self._accepted.clear()
-
-
-REFUSALS = Refusals()
-
-
 class ServiceUnreachableError(SourceRefusedError):
     """A service's host could not be reached (connection refused, a failed DNS lookup, no connection in
     time). A refusal that lasts for this check: its agent abstains with it and is not asked again."""
 
 
-class Unreachable:
-    """Hosts found unreachable, remembered process-wide for ``ttl_s`` seconds (then one request may try
-    again), and every reason met in this process, in order (a batch notes each once). Thread-safe."""
+Key = tuple[str, ...]
 
-    def __init__(self, ttl_s: float = UNREACHABLE_TTL_S) -> None:
+
+class Refusals:
+    """The one memory of refusals no retry will fix, so that a batch or a server does not send every
+    claim's request to a service that already said no. Safe to use from worker threads and any loop.
+
+    A refusal is believed for a while, then one request may try again (the key may have been fixed):
+
+    - a lasting one (a rejected key, a refused User-Agent) for ``ttl_s`` seconds, in every check;
+    - an unreachable endpoint for ``unreachable_ttl_s`` seconds (:meth:`unreachable`);
+    - one ``for_check`` (an unknown model, a key the LLM server rejects) for the rest of the current
+      check only: the next check may come with other settings. Outside a check it is not kept.
+
+    It also keeps the keys a service has accepted (a source can send its first request with a new key
+    alone) and every reason an endpoint was unreachable, in order (a batch says each once).
+
+    Keys are tuples of strings chosen by the source (service, endpoint, a digest of the key);
+    never put a secret itself in one (see :func:`digest`).
+    """
+
+    def __init__(self, ttl_s: float = REFUSAL_TTL_S, unreachable_ttl_s: float = UNREACHABLE_TTL_S) -> None:
         self.ttl_s = ttl_s
+        self.unreachable_ttl_s = unreachable_ttl_s
         self._lock = threading.Lock()
-        self._until: dict[str, tuple[float, str]] = {}
+        self._reasons: dict[Key, tuple[float, str]] = {}  # key -> (believed until, monotonic; why)
+        self._in_check: weakref.WeakKeyDictionary[UsageRecorder, dict[Key, str]] = weakref.WeakKeyDictionary()
+        self._accepted: set[Key] = set()
         self._met: dict[str, None] = {}
 
-    def remember(self, endpoint: str, reason: str) -> None:
-        """Record that ``endpoint`` (scheme://host:port) cannot be reached, and why."""
+    def remember(self, key: Key, reason: str, *, ttl_s: float | None = None, for_check: bool = False) -> None:
+        """Record that requests under ``key`` are refused, and why (while it is believed, the first reason
+        is kept): for ``ttl_s`` seconds (default :attr:`ttl_s`), or with ``for_check`` for the current check."""
         with self._lock:
-            self._until[endpoint] = (time.monotonic() + self.ttl_s, reason)
+            self._accepted.discard(key)
+            if for_check:
+                if (recorder := current_usage.get()) is not None:
+                    self._in_check.setdefault(recorder, {}).setdefault(key, reason)
+            elif self._reason_locked(key) is None:
+                self._reasons[key] = (time.monotonic() + (self.ttl_s if ttl_s is None else ttl_s), reason)
+
+    def reason(self, key: Key) -> str | None:
+        """Why requests under ``key`` are refused, or ``None`` (never, or long enough ago to try again)."""
+        with self._lock:
+            return self._reason_locked(key)
+
+    def _reason_locked(self, key: Key) -> str | None:
+        entry = self._reasons.get(key)
+        if entry is not None and entry[0] <= time.monotonic():
+            del self._reasons[key]  # expired: the key may have been fixed since
+            entry = None
+        if entry is not None:
+            return entry[1]
+        recorder = current_usage.get()
+        return self._in_check.get(recorder, {}).get(key) if recorder is not None else None
+
+    def accept(self, key: Key) -> None:
+        """Record that the service answered a request under ``key``."""
+        with self._lock:
+            self._accepted.add(key)
+
+    def accepted(self, key: Key) -> bool:
+        """Whether the service has answered a request under ``key`` (and not refused one since)."""
+        with self._lock:
+            return key in self._accepted
+
+    def remember_unreachable(self, endpoint: str, reason: str) -> None:
+        """Record that ``endpoint`` (scheme://host:port) cannot be reached, and why."""
+        self.remember(("unreachable", endpoint), reason, ttl_s=self.unreachable_ttl_s)
+        with self._lock:
             self._met.setdefault(reason, None)
 
-    def reason(self, endpoint: str) -> str | None:
+    def unreachable(self, endpoint: str) -> str | None:
         """Why ``endpoint`` was unreachable a moment ago, or ``None``."""
-        with self._lock:
-            entry = self._until.get(endpoint)
-            if entry is not None and entry[0] <= time.monotonic():
-                del self._until[endpoint]
-                return None
-            return entry[1] if entry else None
+        return self.reason(("unreachable", endpoint))
 
     def met(self) -> tuple[str, ...]:
         """Every reason an endpoint was found unreachable in this process, first met first."""
@@ -186,17 +191,24 @@ class Unreachable:
             return tuple(self._met)
 
     def clear(self) -> None:
-        """Forget every unreachable host (tests)."""
+        """Forget every refusal, acceptance and unreachable host (tests; a running server that must try a
+        key again)."""
         with self._lock:
-            self._until.clear()
+            self._reasons.clear()
+            self._in_check.clear()
+            self._accepted.clear()
             self._met.clear()
 
 
-UNREACHABLE = Unreachable()
+REFUSALS = Refusals()
+# The unreachable hosts are kept in the same memory; the old name stays for callers that only clear
+# it or read what was met (factcheck.batch.cli, tests).
+UNREACHABLE = REFUSALS
 
 
 def endpoint_of(url: str) -> tuple[str, str]:
-    """``(key, "host:port")`` of ``url``'s endpoint: the key for :data:`UNREACHABLE`, and how errors name it."""
+    """``(key, "host:port")`` of ``url``'s endpoint: how :meth:`Refusals.unreachable` keys it, and how errors
+    name it."""
     parsed = httpx.URL(url)
     port = parsed.port or (443 if parsed.scheme == "https" else 80)
     return f"{parsed.scheme}://{parsed.host}:{port}", f"{parsed.host}:{port}"
@@ -218,7 +230,7 @@ def _unreachable_why(exc: httpx.TransportError, connect_s: float) -> str:
 
 
 def digest(secret: str) -> str:
-    """A short one-way name for ``secret`` (an API key) to key :data:`REFUSALS` with."""
+    """A short one-way name for ``secret`` (an API key) to key a :class:`Refusals` entry with."""
     return hashlib.sha256(secret.encode()).hexdigest()[:16]
 
 
@@ -238,24 +250,18 @@ def message_of(body: object) -> str:
     return " ".join(text.split())[:MESSAGE_CHARS]
 
 
-def provider_message(response: httpx.Response) -> str:
-    """:func:`message_of` a failed HTTP response (its JSON body, else its text)."""
+def json_of(response: httpx.Response) -> Any:
+    """The response's JSON body, or ``None`` when it is not JSON."""
     try:
-        body: Any = response.json()
+        return response.json()
     except (json.JSONDecodeError, UnicodeDecodeError):
-        body = None
+        return None
+
+
+def provider_message(response: httpx.Response, body: Any = None) -> str:
+    """:func:`message_of` a failed HTTP response (its JSON ``body``, read here unless given, else its text)."""
+    body = json_of(response) if body is None else body
     return (message_of(body) if isinstance(body, Mapping) else "") or message_of(response.text)
-
-
-def host_limit(url: str, concurrency: int) -> asyncio.Semaphore:
-    """The semaphore shared, in this event loop, by every request to ``url``'s endpoint
-    (scheme, host and port) that asks for the same limit."""
-    per_loop = _limits.setdefault(asyncio.get_running_loop(), {})
-    parsed = httpx.URL(url)
-    key = f"{parsed.scheme}://{parsed.host}:{parsed.port}/{concurrency}"
-    if key not in per_loop:
-        per_loop[key] = asyncio.Semaphore(concurrency)
-    return per_loop[key]
 
 
 def retry_after(response: httpx.Response, default: float, cap: float) -> float:
@@ -273,89 +279,210 @@ def retry_after(response: httpx.Response, default: float, cap: float) -> float:
     return min(cap, default)
 
 
-async def request_json(
-    method: str,
-    url: str,
-    *,
-    service: str,
-    params: Mapping[str, Any] | None = None,
-    json_body: Any = None,
-    headers: Mapping[str, str] | None = None,
-    timeout_s: float = 20.0,
-    retries: int = 3,
-    backoff_s: float = 0.5,
-    max_wait_s: float = 30.0,
-    concurrency: int = 4,
-    before_send: Callable[[], None] | None = None,
-    retry_answer: Callable[[Any], bool] | None = None,
-    retry_answer_wait_s: float | None = None,
-    search: bool = True,
-) -> Any:
-    """Send a request and return its JSON body.
+class _Borrowed(httpx.AsyncBaseTransport):
+    """A transport the service was given, lent to one client: closing that client leaves it open
+    (it is its owner's, and serves the service's other clients)."""
 
-    429 and 5xx answers and network errors are retried up to ``retries`` times,
-    waiting ``Retry-After`` when the server says, else ``backoff_s * 2**attempt``
-    with jitter. A 2xx answer for which ``retry_answer(body)`` is true (a
-    MediaWiki ``maxlag`` error) is retried the same way; after the last retry
-    its body is returned (``retry_answer_wait_s``, when given, caps its wait).
-    Anything else that is not a JSON 2xx answer raises SourceError naming
-    ``service`` (:class:`ServiceHTTPError` for an HTTP error).
+    def __init__(self, transport: httpx.AsyncBaseTransport) -> None:
+        self.transport = transport
 
-    ``before_send`` is called once the request holds its slot under the host's
-    concurrency limit, before it is first sent: it may raise to cancel it (a
-    source that has learnt, while it waited, that the service refuses it).
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return await self.transport.handle_async_request(request)
 
-    A host that cannot be reached raises :class:`ServiceUnreachableError` at
-    once, without retries, and is remembered in :data:`UNREACHABLE`: requests to
-    it meanwhile are not sent. Each request sent is counted first (a search,
-    unless ``search`` is false: :func:`factcheck.usage.charge_search`, which
-    raises BudgetReachedError when the run's budget is spent).
+    async def aclose(self) -> None:
+        pass
+
+
+class Service:
+    """Where HTTP requests go out: one client per event loop over one transport, the per-host limits,
+    retries and the one memory of refusals (see the module's docstring).
+
+    ``transport`` (an ``httpx.AsyncBaseTransport``) carries every request of every loop's client, the LLM
+    client's too: an ``httpx.MockTransport`` in a test, a transport through a proxy. It must serve any
+    loop (a MockTransport does; an ``httpx.AsyncHTTPTransport`` pools connections of the loop that
+    opened them). Without one each client has its own connection pool, with this process's TLS context.
+    ``refusals`` is the memory shared by everything that uses the service (default: a fresh one;
+    :data:`DEFAULT_SERVICE` has :data:`REFUSALS`).
     """
-    endpoint, where = endpoint_of(url)
 
-    def refuse_if_unreachable() -> None:
-        if (reason := UNREACHABLE.reason(endpoint)) is not None:
-            raise ServiceUnreachableError(f"{reason}; not sent: unreachable a moment ago")
+    def __init__(self, transport: httpx.AsyncBaseTransport | None = None, refusals: Refusals | None = None) -> None:
+        self.transport = transport
+        self.refusals = refusals if refusals is not None else Refusals()
+        self._lock = threading.Lock()  # the plugin loops run in threads of their own
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
+            weakref.WeakKeyDictionary()
+        )
+        # Semaphores belong to an event loop, and each synchronous check runs its own loop.
+        self._limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]] = (
+            weakref.WeakKeyDictionary()
+        )
 
-    refuse_if_unreachable()  # before queueing behind the host's other requests
-    all_headers = {"User-Agent": USER_AGENT, **(headers or {})}
-    connect_s = min(timeout_s, CONNECT_TIMEOUT_S)
-    timeout = httpx.Timeout(timeout_s, connect=connect_s)
-    client = httpx.AsyncClient(timeout=timeout, headers=all_headers, verify=tls_context())
-    async with host_limit(url, concurrency), client:
-        refuse_if_unreachable()  # an earlier request found out while this one waited
-        if before_send is not None:
-            before_send()
-        for attempt in range(retries + 1):
-            wait = backoff_s * 2**attempt * (0.5 + random.random())  # jitter spreads retries out
-            if search:
-                charge_search(service)  # counted before it goes: a request sent is spent, answered or not
-            try:
-                response = await client.request(method, url, params=params, json=json_body)
-            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-                reason = f"{service}: cannot reach {where} ({_unreachable_why(exc, connect_s)})"
-                UNREACHABLE.remember(endpoint, reason)
-                raise ServiceUnreachableError(reason) from None
-            except httpx.TimeoutException:
-                if attempt == retries:
-                    raise SourceError(f"{service}: timed out after {timeout_s:g}s") from None
-            except httpx.HTTPError as exc:
-                if attempt == retries:
-                    raise SourceError(f"{service}: {type(exc).__name__}: {exc}") from None
-            else:
-                if response.status_code in RETRY_STATUSES and attempt < retries:
-                    wait = retry_after(response, wait, max_wait_s)
-                elif response.is_success:
-                    try:
-                        body = response.json()
-                    except (json.JSONDecodeError, UnicodeDecodeError):
-                        raise SourceError(f"{service}: answered with malformed JSON") from None
-                    if retry_answer is None or attempt == retries or not retry_answer(body):
-                        return body
-                    cap = max_wait_s if retry_answer_wait_s is None else retry_answer_wait_s
-                    wait = retry_after(response, wait, cap)
+    def _new_client(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(
+            transport=_Borrowed(self.transport) if self.transport is not None else None,
+            verify=tls_context(),
+            limits=CONNECTION_LIMITS,
+            follow_redirects=True,  # what the openai client expects of its http_client; sources ask per request
+        )
+
+    def http_client(self) -> tuple[httpx.AsyncClient, bool]:
+        """The running loop's client, and whether the caller must close it: a plugin loop's is kept
+        (False); a short-lived loop (``asyncio.run`` by a caller) gets one for this call only (True), since
+        nothing may outlive that loop. The LLM client hands it to ``openai.AsyncOpenAI(http_client=...)``."""
+        if not on_plugin_loop():
+            return self._new_client(), True
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            client = self._clients.get(loop)
+            if client is None or client.is_closed:
+                client = self._clients[loop] = self._new_client()
+        return client, False
+
+    @asynccontextmanager
+    async def client(self) -> AsyncIterator[httpx.AsyncClient]:
+        """:meth:`http_client` for the block, closed after it when it was made for it."""
+        client, owned = self.http_client()
+        try:
+            yield client
+        finally:
+            if owned:
+                await client.aclose()
+
+    def limit(self, url: str, concurrency: int) -> asyncio.Semaphore:
+        """The semaphore shared, in this event loop, by every request to ``url``'s endpoint
+        (scheme, host and port) that asks for the same limit."""
+        loop = asyncio.get_running_loop()
+        parsed = httpx.URL(url)
+        key = f"{parsed.scheme}://{parsed.host}:{parsed.port}/{concurrency}"
+        with self._lock:
+            per_loop = self._limits.setdefault(loop, {})
+            if key not in per_loop:
+                per_loop[key] = asyncio.Semaphore(concurrency)
+            return per_loop[key]
+
+    async def request_json(
+        self,
+        method: str,
+        url: str,
+        *,
+        service: str,
+        params: Mapping[str, Any] | None = None,
+        json_body: Any = None,
+        headers: Mapping[str, str] | None = None,
+        timeout_s: float = 20.0,
+        retries: int = 3,
+        backoff_s: float = 0.5,
+        max_wait_s: float = 30.0,
+        concurrency: int = 4,
+        before_send: Callable[[], None] | None = None,
+        retry_answer: Callable[[Any], bool] | None = None,
+        retry_answer_wait_s: float | None = None,
+        search: bool = True,
+    ) -> Any:
+        """Send a request and return its JSON body.
+
+        429 and 5xx answers and network errors are retried up to ``retries`` times,
+        waiting ``Retry-After`` when the server says, else ``backoff_s * 2**attempt``
+        with jitter. A 2xx answer for which ``retry_answer(body)`` is true (a
+        MediaWiki ``maxlag`` error) is retried the same way; after the last retry
+        its body is returned (``retry_answer_wait_s``, when given, caps its wait).
+        Anything else that is not a JSON 2xx answer raises SourceError naming
+        ``service`` (:class:`ServiceHTTPError` for an HTTP error).
+
+        ``before_send`` is called once the request holds its slot under the host's
+        concurrency limit, before it is first sent: it may raise to cancel it (a
+        source that has learnt, while it waited, that the service refuses it).
+
+        A host that cannot be reached raises :class:`ServiceUnreachableError` at
+        once, without retries, and is remembered in :attr:`refusals`: requests to
+        it meanwhile are not sent. Each request sent is counted first (a search,
+        unless ``search`` is false: :func:`factcheck.usage.charge_search`, which
+        raises BudgetReachedError when the run's budget is spent).
+        """
+        endpoint, where = endpoint_of(url)
+
+        def refuse_if_unreachable() -> None:
+            if (reason := self.refusals.unreachable(endpoint)) is not None:
+                raise ServiceUnreachableError(f"{reason}; not sent: unreachable a moment ago")
+
+        refuse_if_unreachable()  # before queueing behind the host's other requests
+        all_headers = {"User-Agent": USER_AGENT, **(headers or {})}
+        connect_s = min(timeout_s, CONNECT_TIMEOUT_S)
+        timeout = httpx.Timeout(timeout_s, connect=connect_s)
+        async with self.limit(url, concurrency), self.client() as client:
+            refuse_if_unreachable()  # an earlier request found out while this one waited
+            if before_send is not None:
+                before_send()
+            for attempt in range(retries + 1):
+                wait = backoff_s * 2**attempt * (0.5 + random.random())  # jitter spreads retries out
+                if search:
+                    charge_search(service)  # counted before it goes: a request sent is spent, answered or not
+                try:
+                    response = await client.request(
+                        method,
+                        url,
+                        params=params,
+                        json=json_body,
+                        headers=all_headers,
+                        timeout=timeout,
+                        follow_redirects=False,  # an API that redirects is answered as it answers
+                    )
+                except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                    reason = f"{service}: cannot reach {where} ({_unreachable_why(exc, connect_s)})"
+                    self.refusals.remember_unreachable(endpoint, reason)
+                    raise ServiceUnreachableError(reason) from None
+                except httpx.TimeoutException:
+                    if attempt == retries:
+                        raise SourceError(f"{service}: timed out after {timeout_s:g}s") from None
+                except httpx.HTTPError as exc:
+                    if attempt == retries:
+                        raise SourceError(f"{service}: {type(exc).__name__}: {exc}") from None
                 else:
-                    content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
-                    raise ServiceHTTPError(service, response.status_code, provider_message(response), content_type)
-            await asyncio.sleep(wait)
-    raise AssertionError("unreachable")  # the loop always returns or raises
+                    if response.status_code in RETRY_STATUSES and attempt < retries:
+                        wait = retry_after(response, wait, max_wait_s)
+                    elif response.is_success:
+                        try:
+                            body = response.json()
+                        except (json.JSONDecodeError, UnicodeDecodeError):
+                            raise SourceError(f"{service}: answered with malformed JSON") from None
+                        if retry_answer is None or attempt == retries or not retry_answer(body):
+                            return body
+                        cap = max_wait_s if retry_answer_wait_s is None else retry_answer_wait_s
+                        wait = retry_after(response, wait, cap)
+                    else:
+                        content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+                        body = json_of(response)
+                        message = provider_message(response, body)
+                        raise ServiceHTTPError(service, response.status_code, message, content_type, body)
+                await asyncio.sleep(wait)
+        raise AssertionError("unreachable")  # the loop always returns or raises
+
+
+DEFAULT_SERVICE = Service(refusals=REFUSALS)
+current_service: ContextVar[Service | None] = ContextVar("factcheck_service", default=None)
+
+
+def service() -> Service:
+    """The service requests go through now: the current one (:func:`use_service`), else :data:`DEFAULT_SERVICE`.
+    A context variable, so it follows a check into the plugin loops its components run on."""
+    return current_service.get() or DEFAULT_SERVICE
+
+
+@contextmanager
+def use_service(chosen: Service) -> Iterator[Service]:
+    """Make ``chosen`` the service for the block (and the checks started in it)."""
+    token = current_service.set(chosen)
+    try:
+        yield chosen
+    finally:
+        current_service.reset(token)
+
+
+def host_limit(url: str, concurrency: int) -> asyncio.Semaphore:
+    """:meth:`Service.limit` of the current :func:`service`."""
+    return service().limit(url, concurrency)
+
+
+async def request_json(method: str, url: str, **options: Any) -> Any:
+    """:meth:`Service.request_json` of the current :func:`service` (the same arguments)."""
+    return await service().request_json(method, url, **options)

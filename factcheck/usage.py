@@ -29,9 +29,6 @@ class UsageRecorder:
         self.errors: Counter[str] = Counter()
         self.wall_s: dict[str, float] = {}
         self.notes: list[str] = []
-        self.refused: dict[
-            str, str
-        ] = {}  # service -> why it refused for good (see factcheck.errors.ServiceRefusedError)
         self.llm_calls = self.prompt_tokens = self.completion_tokens = self.search_calls = 0
         self.estimated_llm_calls = 0
         self.cost_usd = 0.0
@@ -232,21 +229,6 @@ def record_note(note: str) -> None:
         with recorder._lock:
             if note not in recorder.notes:
                 recorder.notes.append(note)
-
-
-def refuse(service: str, reason: str) -> None:
-    """Remember for the rest of the check that ``service`` refused for good (a bad key, an unknown model)."""
-    if (recorder := current_usage.get()) is not None:
-        with recorder._lock:
-            recorder.refused.setdefault(service, reason)
-
-
-def refusal(service: str) -> str | None:
-    """Why ``service`` refused earlier in this check, or ``None`` if it has not."""
-    if (recorder := current_usage.get()) is not None:
-        with recorder._lock:
-            return recorder.refused.get(service)
-    return None
 
 
 def record_search() -> None:

@@ -22,8 +22,9 @@ from factcheck import Claim
 from factcheck.cache import Cache, cache_key, current_cache
 from factcheck.errors import ConfigError, MissingKeyError, ServiceRefusedError, SourceError
 from factcheck.net import REFUSALS
+from factcheck.secrets import redact
 from factcheck.sources import websearch
-from factcheck.sources.websearch import SerpAPISource, SerperSource, redact
+from factcheck.sources.websearch import SerpAPISource, SerperSource
 from factcheck.types import Evidence
 from factcheck.usage import UsageRecorder, current_usage
 from tests.fakes import FakeServer, Request, Response
@@ -84,13 +85,13 @@ def no_refusals() -> Iterator[None]:
 
 @pytest.fixture
 def server(shared_server: FakeServer, monkeypatch: pytest.MonkeyPatch) -> FakeServer:
-    """A local server answering like Serper (POST /search) and SerpAPI (GET /search), with keys set."""
+    """A local server answering like Serper (POST /search) and SerpAPI (GET /search.json), with keys set."""
     monkeypatch.setenv("SERPER_API_KEY", KEY)
     monkeypatch.setenv("SERPAPI_API_KEY", KEY)
     shared_server.requests.clear()
     shared_server.queued.clear()
     shared_server.route("POST", "/search", serper_answer)
-    shared_server.route("GET", "/search", serpapi_answer)
+    shared_server.route("GET", "/search.json", serpapi_answer)
     return shared_server
 
 
@@ -195,7 +196,7 @@ def test_a_text_written_long_ago_searches_only_what_was_published_by_then(server
     restricted, unrestricted, today = (r.json() for r in server.calls("/search") if r.method == "POST")
     assert restricted["tbs"] == "cdr:1,cd_max:05/10/2014"
     assert "tbs" not in unrestricted and "tbs" not in today
-    [serpapi] = [r for r in server.calls("/search") if r.method == "GET"]
+    [serpapi] = server.calls("/search.json")
     assert serpapi.query["tbs"] == ["cdr:1,cd_max:05/10/2014"]
 
 
@@ -321,9 +322,9 @@ def test_a_page_without_evidence_is_cached_as_an_empty_answer(server: FakeServer
 # --- SerpAPI ---------------------------------------------------------------------------------
 
 
-def test_serpapi_answer_box_through_the_real_client(server: FakeServer) -> None:
+def test_serpapi_answer_box_over_http(server: FakeServer) -> None:
     evidence = retrieve(SerpAPISource(base_url=server.url), EIFFEL_HEIGHT)
-    (request,) = server.calls("/search")
+    (request,) = server.calls("/search.json")
     assert request.method == "GET"
     assert {k: v[0] for k, v in request.query.items() if k in {"q", "api_key", "engine", "num", "gl", "hl"}} == {
         "q": EIFFEL_HEIGHT,
@@ -369,7 +370,7 @@ def test_serpapi_organic_only_and_empty(server: FakeServer) -> None:
 
 def test_serpapi_error_answer_is_a_source_error(server: FakeServer) -> None:
     message = f"Invalid API key {KEY}. Your API key should be here: https://serpapi.com/manage-api-key"
-    server.queue("GET", "/search", Response({"error": message}, status=401))
+    server.queue("GET", "/search.json", Response({"error": message}, status=401))
     with pytest.raises(SourceError, match="serpapi: HTTP 401: Invalid API key") as caught:
         retrieve(SerpAPISource(base_url=server.url), COFFEE)
     assert KEY[:8] not in str(caught.value)
@@ -383,22 +384,33 @@ def test_serpapi_error_answer_is_a_source_error(server: FakeServer) -> None:
     ],
 )
 def test_serpapi_server_error_is_a_source_error(server: FakeServer, response: Response, expected: str) -> None:
-    server.queue("GET", "/search", response)
+    server.queue("GET", "/search.json", response)
     with pytest.raises(SourceError, match=expected):
         retrieve(SerpAPISource(base_url=server.url), COFFEE)
-    assert len(server.calls("/search")) == 1  # the client does not retry
+    assert len(server.calls("/search.json")) == 1  # sent once: no retries
 
 
 def test_serpapi_time_out_and_unreachable_host(server: FakeServer) -> None:
-    server.queue("GET", "/search", Response(SERPAPI[COFFEE], delay_s=1.0))
+    server.queue("GET", "/search.json", Response(SERPAPI[COFFEE], delay_s=1.0))
     with pytest.raises(SourceError, match=r"serpapi: timed out after 0\.3s"):
         retrieve(SerpAPISource(base_url=server.url, timeout_s=0.3), COFFEE)
-    with socket.socket() as probe:  # a port nobody listens on
-        probe.bind(("127.0.0.1", 0))
-        closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
-    with pytest.raises(SourceError, match="serpapi: ConnectionError") as caught:
-        retrieve(SerpAPISource(base_url=closed), COFFEE)
+    port = closed_port()
+    # Through the service layer, as Serper: the host is named, and the key is not.
+    with pytest.raises(
+        ServiceRefusedError, match=rf"serpapi: cannot reach 127\.0\.0\.1:{port} \(connection refused\)"
+    ) as caught:
+        retrieve(SerpAPISource(base_url=f"http://127.0.0.1:{port}"), COFFEE)
     assert KEY[:8] not in str(caught.value)
+
+
+def test_serpapi_out_of_searches_is_its_own_message_sent_once_and_no_refusal(server: FakeServer) -> None:
+    # SerpAPI answers 429 both for the hourly throughput and for a plan's spent searches: not retried.
+    server.queue("GET", "/search.json", Response(error_body("serpapi-429-out-of-searches"), status=429))
+    with pytest.raises(SourceError, match=r"^serpapi: Your account has run out of searches\. \(HTTP 429\)$") as caught:
+        retrieve(SerpAPISource(base_url=server.url), COFFEE)
+    assert not isinstance(caught.value, ServiceRefusedError)
+    assert len(server.calls("/search.json")) == 1
+    assert len(retrieve(SerpAPISource(base_url=server.url), COFFEE)) == 3  # the key is still used
 
 
 # --- what real pages carry: titled answers, panel facts, HTML ---------------------------------
@@ -514,9 +526,9 @@ def test_another_key_is_tried_after_a_refusal(server: FakeServer, monkeypatch: p
 
 def test_a_key_serpapi_refuses_is_not_sent_again(server: FakeServer) -> None:
     body = error_body("serpapi-401-invalid-key")
-    server.route("GET", "/search", lambda request: Response(body, status=401))
+    server.route("GET", "/search.json", lambda request: Response(body, status=401))
     results = asyncio.run(retrieve_all(SerpAPISource(base_url=server.url), claims(4)))
-    assert len(server.calls("/search")) == 1
+    assert len(server.calls("/search.json")) == 1
     assert all(isinstance(r, ServiceRefusedError) for r in results)
     assert str(results[0]).startswith(
         "serpapi: HTTP 401: Invalid API key. Your API key should be here: https://serpapi.com/manage-api-key"

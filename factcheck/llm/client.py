@@ -25,13 +25,19 @@ Servers differ, and this module absorbs the differences so components need not:
   per endpoint and model for the life of the process.
 - An error quotes the server's own message, status and request id. A rejected
   key or an unknown model (HTTP 401, 403, 404) is a :class:`LLMRefusedError`:
-  the rest of the check does not ask that model again.
+  the rest of the check does not ask that model again (the service layer's
+  refusal memory keeps it for the check: :class:`factcheck.net.Refusals`).
 - A request is counted when it is sent, with its prompt's estimated tokens; its
   answer's ``usage`` then replaces the estimate. A server that sends no
   ``usage`` gets the answer's tokens estimated too (about four characters a
   token) and the call stays counted as estimated; so does a request cut off by
   a time-out or cancellation (it may be billed). One answered with an error
   status is not counted in usage (it still took its budget slot).
+
+Requests go out through the service layer (:func:`factcheck.net.service`): the
+``openai`` client is given its HTTP client (``http_client=``), so a transport
+injected there carries the model's requests too, and the per-host limits are
+the ones the sources share.
 """
 
 from __future__ import annotations
@@ -52,10 +58,9 @@ from typing import Any
 
 from factcheck.cache import cached
 from factcheck.errors import ConfigError, LLMError, LLMRefusedError, MissingKeyError
-from factcheck.net import host_limit, message_of, retry_after, tls_context
-from factcheck.plugins.calls import on_plugin_loop
+from factcheck.net import Key, host_limit, message_of, retry_after, service
 from factcheck.text import valid_unicode
-from factcheck.usage import amend_llm, charge_llm_call, record_llm, record_note, refusal, refuse
+from factcheck.usage import amend_llm, charge_llm_call, record_llm, record_note
 
 OPENAI_URL = "https://api.openai.com/v1"
 CLIENT_VERSION = "llm-2"  # part of every cache key: bump when request shaping changes
@@ -160,12 +165,16 @@ def service_name(settings: LLMSettings) -> str:
     return f"llm:{settings.base_url}:{settings.model}"
 
 
+def _refusal_key(settings: LLMSettings) -> Key:
+    return (service_name(settings),)
+
+
 def ensure_usable(model: str | None = None, base_url: str | None = None) -> None:
     """Raise before any work if the model cannot be asked: MissingKeyError without a key,
     LLMRefusedError if it already refused for good in this check (the extractor found a bad model name)."""
     settings = resolve(model, base_url)
     settings.api_key()
-    if (reason := refusal(service_name(settings))) is not None:
+    if (reason := service().refusals.reason(_refusal_key(settings))) is not None:
         raise LLMRefusedError(reason)
 
 
@@ -330,8 +339,8 @@ async def _complete(
     json_mode: bool,
     validate: Callable[[str], object] | None,
 ) -> dict[str, Any]:
-    service = service_name(settings)
-    if (reason := refusal(service)) is not None:
+    refusals = service().refusals
+    if (reason := refusals.reason(_refusal_key(settings))) is not None:
         raise LLMRefusedError(reason)
     openai = await _imported_openai()
     client, owned = _client(openai, settings)
@@ -346,7 +355,8 @@ async def _complete(
     except openai.APIStatusError as exc:
         error = _status_error(settings, exc)
         if isinstance(error, LLMRefusedError):
-            refuse(service, str(error))
+            # For this check only: the next one may come with another model or key.
+            refusals.remember(_refusal_key(settings), str(error), for_check=True)
         raise error from None
     except openai.APIError as exc:
         raise LLMError(f"LLM at {settings.base_url}: {type(exc).__name__}: {exc}") from None
@@ -369,28 +379,30 @@ async def _imported_openai() -> Any:
     return openai
 
 
-# Clients kept open on the plugin loops, which live as long as the process: one per endpoint and key,
-# so calls reuse their connections instead of opening one (and a client) per call.
+# Clients kept open on the plugin loops, which live as long as the process: one per service, endpoint and
+# key, over the service's kept HTTP client, so calls reuse its connections instead of opening their own.
 _kept: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], Any]] = weakref.WeakKeyDictionary()
 
 
 def _client(openai: Any, settings: LLMSettings) -> tuple[Any, bool]:
-    """An OpenAI client for ``settings`` and whether the caller must close it (True unless it is kept)."""
-    key = (settings.base_url, settings.api_key(), settings.timeout_s, settings.max_retries)
+    """An OpenAI client for ``settings`` over the service layer's HTTP client, and whether the caller must
+    close it: True on a short-lived loop, where the HTTP client too was made for this call."""
+    layer = service()
+    key = (layer, settings.base_url, settings.api_key(), settings.timeout_s, settings.max_retries)
+    http, owned = layer.http_client()
 
     def build() -> Any:
         return openai.AsyncOpenAI(
-            base_url=key[0],
-            api_key=key[1],
-            timeout=key[2],
+            base_url=settings.base_url,
+            api_key=key[2],
+            timeout=settings.timeout_s,
             max_retries=0,  # _create retries, so that each request is charged and counted
-            http_client=openai.DefaultAsyncHttpxClient(verify=tls_context()),
+            http_client=http,
         )
 
-    loop = asyncio.get_running_loop()
-    if not on_plugin_loop():  # a short-lived loop (asyncio.run by a caller): nothing outlives the call
+    if owned:  # a short-lived loop (asyncio.run by a caller): nothing outlives the call
         return build(), True
-    kept = _kept.setdefault(loop, {})
+    kept = _kept.setdefault(asyncio.get_running_loop(), {})
     if key not in kept:
         kept[key] = build()
     return kept[key], False

@@ -41,13 +41,13 @@ from factcheck.errors import ConfigError, FactcheckError
 from factcheck.events import CheckEvent
 from factcheck.pipeline import Checker
 from factcheck.plugins.manager import get_registry
+from factcheck.secrets import redact
 from factcheck.server.answers import AnswerCache
 from factcheck.server.auth import KeyChecker, RateLimiter, retry_after_header
 from factcheck.server.runner import VOUCH
 from factcheck.server.settings import ServerSettings
 from factcheck.server.stream import check_events
 from factcheck.sources.base import Source
-from factcheck.sources.websearch import redact
 from factcheck.text import valid_unicode
 from factcheck.verifiers.base import Verifier
 

@@ -17,17 +17,18 @@ to ``top_k`` passages: organic results are deduplicated by URL, answer boxes
 and panels by text, so an organic result is never lost because the answer box
 quotes the same page.
 
-``serper`` (https://serper.dev) is called over HTTP with
-:func:`factcheck.net.request_json`, which retries 429 (honouring
-``Retry-After``) and 5xx answers. ``serpapi`` (https://serpapi.com) goes
-through the official ``google-search-results`` client, which is synchronous
-and does not retry: one failed request makes the agent abstain on that claim.
+Both are called over HTTP through the service layer
+(:func:`factcheck.net.request_json`): ``serper`` (https://serper.dev) with
+``POST /search``, retrying 429 (honouring ``Retry-After``) and 5xx answers;
+``serpapi`` (https://serpapi.com) with ``GET /search.json``, sent once (SerpAPI
+answers 429 when the plan's searches are spent, which no retry fixes): one failed
+request makes the agent abstain on that claim.
 
 API keys are read from the environment variable named by ``api_key_env`` when
 a search runs. They are never stored in options, cache entries or errors. A
-key the API refuses (HTTP 401 or 403) is remembered for that endpoint (see
-:data:`factcheck.net.REFUSALS`): later searches with it are not sent, and
-their claims abstain with the API's own message.
+key the API refuses (HTTP 401 or 403) is remembered for that endpoint (the
+service's :class:`factcheck.net.Refusals`): later searches with it are not sent,
+and their claims abstain with the API's own message.
 """
 
 from __future__ import annotations
@@ -40,28 +41,20 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ClassVar
-from urllib.parse import quote, quote_plus
-
-import requests
-from serpapi import GoogleSearch  # type: ignore[import-untyped]
 
 from factcheck.cache import cached
 from factcheck.claimtime import written_before
 from factcheck.dates import evidence_date
 from factcheck.errors import ConfigError, MissingKeyError, SourceError
-from factcheck.net import REFUSALS, ServiceHTTPError, SourceRefusedError, digest, host_limit, request_json
+from factcheck.html import strip_html
+from factcheck.net import MESSAGE_CHARS, ServiceHTTPError, SourceRefusedError, digest, request_json, service
 from factcheck.plugins.hookspecs import hookimpl
+from factcheck.secrets import redact
 from factcheck.sources.base import Source
-from factcheck.sources.wikipedia import strip_html
 from factcheck.types import Claim, Evidence
-from factcheck.usage import charge_search
 
 ORGANIC_LIMIT = 5  # the paper keeps the snippets of the first five organic results
 RESULTS_PER_PAGE = 10
-REDACTED = "[redacted]"
-# A message cut short (request_json keeps 200 characters of an error body) may end in
-# part of an echoed key; a tail this long or longer that starts the key is redacted too.
-MIN_KEY_FRAGMENT = 4
 # SerpAPI reports an empty result page as an error; it means "no evidence", not "failure".
 SERPAPI_NO_RESULTS = "hasn't returned any results"
 # A key answered with these is refused for good: sending it again for the next claim only repeats the refusal.
@@ -275,19 +268,6 @@ def merge_pages(pages: list[ResultPage]) -> list[Evidence]:
     return merged
 
 
-def redact(message: str, secret: str) -> str:
-    """``message`` with ``secret`` (plain or URL-encoded) replaced, including a fragment of it
-    left at the end of a message that was cut short."""
-    if len(secret) < 2 * MIN_KEY_FRAGMENT:
-        return message  # not a real key; replacing it would mangle ordinary words
-    for form in {secret, quote(secret, safe=""), quote_plus(secret)}:
-        message = message.replace(form, REDACTED)
-    for n in range(len(secret) - 1, MIN_KEY_FRAGMENT - 1, -1):
-        if message.endswith(secret[:n]):
-            return message[:-n] + REDACTED
-    return message
-
-
 @dataclass(frozen=True)
 class WebSearchSource(Source):
     """What Serper and SerpAPI share: options, key handling, caching, parsing and merging.
@@ -363,14 +343,14 @@ class WebSearchSource(Source):
         """
         reason = redact(f"{self.name}: HTTP {status}: {message}".rstrip(": "), key)
         reason = f"{reason} (check {self.api_key_env})"
-        REFUSALS.remember(self._refusal_key(key), reason)
+        service().refusals.remember(self._refusal_key(key), reason)
         return SourceRefusedError(reason)
 
     def before_send(self, key: str) -> None:
         """Called when a search holds its slot, just before it is sent: stop it if the key has been
         refused meanwhile (concurrent claims queue behind the first refusal). The request itself is
         counted where it is sent (each retry too), against the run's budget."""
-        if (reason := REFUSALS.reason(self._refusal_key(key))) is not None:
+        if (reason := service().refusals.reason(self._refusal_key(key))) is not None:
             raise SourceRefusedError(f"{reason}; not sent again: the key was refused earlier")
 
     @abstractmethod
@@ -385,11 +365,12 @@ class WebSearchSource(Source):
         """:meth:`fetch`, alone while the API has not yet accepted ``key``: a bad key costs one
         request per process, not one per claim in flight."""
         ident = self._refusal_key(key)
-        if not REFUSALS.accepted(ident):
+        refusals = service().refusals
+        if not refusals.accepted(ident):
             async with _first_use_lock(ident):
-                if not REFUSALS.accepted(ident):
+                if not refusals.accepted(ident):
                     answer = await self.fetch(query, key)
-                    REFUSALS.accept(ident)
+                    refusals.accept(ident)
                     return answer
         return await self.fetch(query, key)
 
@@ -477,11 +458,11 @@ class SerperSource(WebSearchSource):
 
 @dataclass(frozen=True)
 class SerpAPISource(WebSearchSource):
-    """Google results through SerpAPI's ``google-search-results`` client, run in a worker thread.
+    """Google results through SerpAPI (``GET {base_url}/search.json``, the key in the query string).
 
-    The client does not retry: a failed request fails the claim's retrieval.
-    Options as for ``serper`` (without ``retries``); ``base_url`` replaces the
-    client's ``BACKEND`` (default ``https://serpapi.com``).
+    Sent once, without retries: a failed request fails the claim's retrieval.
+    Options as for ``serper`` (without ``retries``); ``base_url`` defaults to
+    ``https://serpapi.com``.
     """
 
     name = "serpapi"
@@ -500,48 +481,50 @@ class SerpAPISource(WebSearchSource):
         state = _path(answer, ("search_information", "organic_results_state"))
         return state == "Fully empty" or SERPAPI_NO_RESULTS in _text(answer.get("error"))
 
-    def fetch_sync(self, query: str, key: str) -> Mapping[str, Any]:
-        """One blocking search through the client (the key goes in the query string, so errors are redacted)."""
-        self.before_send(key)
-        charge_search(self.name)  # the client sends once (no retries): one request, counted before it goes
-        search = GoogleSearch({"q": query, "api_key": key, **self.request_params()})
-        search.BACKEND = self.root  # construct_url builds self.BACKEND + "/search"
-        search.timeout = self.timeout_s  # passed to requests.get; the client's default is 60000 s
-        # What the client's get_json does, keeping the response: its status tells a refused key apart.
-        search.params_dict["output"] = "json"
+    def read_error(self, answer: Mapping[str, Any], status: int, key: str) -> Mapping[str, Any]:
+        """An answer carrying SerpAPI's ``error``: ``{}`` for a page without results, else the error to raise
+        (a refusal of the key for 401 and 403: "Invalid API key. ...", a disabled account)."""
+        if self.is_empty(answer):
+            return {}
+        message = _text(answer["error"])[:MESSAGE_CHARS]
+        if status in REFUSED_KEY_STATUSES:
+            raise self.refuse_key(key, status, message)
+        suffix = f" (HTTP {status})" if status >= 400 else ""
+        raise SourceError(redact(f"serpapi: {message}{suffix}", key))
+
+    async def fetch(self, query: str, key: str) -> Mapping[str, Any]:
+        """GET the query (the key goes in the query string, so errors are redacted)."""
         try:
-            response = search.get_response()
-            answer: Any = response.json()
-        except requests.Timeout:
-            raise SourceError(f"serpapi: timed out after {self.timeout_s:g}s") from None
-        except requests.RequestException as exc:  # requests' JSONDecodeError is one too
-            if isinstance(exc, requests.JSONDecodeError):
+            answer = await request_json(
+                "GET",
+                f"{self.root}/search.json",
+                service=self.name,
+                params={"q": query, "api_key": key, **self.request_params()},
+                timeout_s=self.timeout_s,
+                retries=0,
+                concurrency=self.concurrency,
+                before_send=lambda: self.before_send(key),
+            )
+        except ServiceHTTPError as exc:
+            if isinstance(exc.body, Mapping) and "error" in exc.body:
+                return self.read_error(exc.body, exc.status, key)
+            if exc.body is None:
                 raise SourceError("serpapi: answered with malformed JSON") from None
-            raise SourceError(redact(f"serpapi: {type(exc).__name__}: {exc}", key)[:300]) from None
+            raise SourceError(f"serpapi: HTTP {exc.status}: unexpected answer (no error message)") from None
+        except SourceRefusedError:
+            raise
+        except SourceError as exc:
+            raise SourceError(redact(str(exc), key)) from None
         if not isinstance(answer, Mapping):
             raise SourceError("serpapi: answered with malformed JSON (not an object)")
-        status = response.status_code
         if "error" in answer:
-            if self.is_empty(answer):
-                return {}
-            message = _text(answer["error"])[:200]
-            if status in REFUSED_KEY_STATUSES:  # 401 "Invalid API key. ...", 403 for a disabled account
-                raise self.refuse_key(key, status, message)
-            suffix = f" (HTTP {status})" if status >= 400 else ""
-            raise SourceError(redact(f"serpapi: {message}{suffix}", key))
-        if status >= 400:
-            raise SourceError(f"serpapi: HTTP {status}: unexpected answer (no error message)")
+            return self.read_error(answer, 200, key)
         if not isinstance(answer.get("search_metadata"), Mapping):
             # Every real answer has it; without it this is some other server's error page.
             raise SourceError("serpapi: unexpected answer (no search_metadata)")
         if _path(answer, ("search_metadata", "status")) == "Error":
             raise SourceError("serpapi: the search failed (search_metadata.status is Error)")
         return answer
-
-    async def fetch(self, query: str, key: str) -> Mapping[str, Any]:
-        """:meth:`fetch_sync` in a worker thread, at most ``concurrency`` at once per host."""
-        async with host_limit(self.root, self.concurrency):
-            return await asyncio.to_thread(self.fetch_sync, query, key)
 
 
 @hookimpl
