@@ -29,6 +29,12 @@ both and their ratio.
     python bench/server_load.py [--clients 1,10,50] [--duration 10] [--verifier lexical] [--baseline HEAD] [--out FILE]
     python bench/server_load.py --clients 50 --duration 5 --settle 15   # quiet before each warm phase
     python bench/server_load.py --clients 50 --duration 5 --baseline HEAD --per-second   # p95 second by second
+    python bench/server_load.py --clients 1 --duration 5 --baseline 76d4395 --stream 20   # and a streamed check
+
+``--stream N`` also sends texts of N claims to ``POST /v1/check/stream``, one at a time (each server in
+turn, ``--stream-repeats`` texts, cold then the same texts again warm), and reports the time to the first
+``claim`` event and to the ``verdict``, and the verdict's ``usage.wall_s.prepare``: the time the check
+spent preparing its agents, summed over every preparation it made.
 """
 
 from __future__ import annotations
@@ -306,6 +312,84 @@ async def run(
     return rows
 
 
+@dataclass(frozen=True)
+class StreamRow:
+    """One streamed check: how long to its first claim and to its verdict, and its preparing time."""
+
+    server: str
+    cache: str
+    claims: int
+    first_claim_ms: float
+    verdict_ms: float
+    prepare_ms: float
+
+
+def stream_texts(claims: int, count: int) -> list[str]:
+    """``count`` texts of ``claims`` sentences each (titles of the shipped corpus, none used twice)."""
+    sentences = [sentence for text in texts() for sentence in text.split(". ") if sentence]
+    sentences = sentences[-claims * count :]  # the end of the corpus: never one of the load phases' texts
+    return [" ".join(s.rstrip(".") + "." for s in sentences[i * claims : (i + 1) * claims]) for i in range(count)]
+
+
+async def streamed(server: str, url: str, text: str, cache: str) -> StreamRow:
+    """One ``POST /v1/check/stream``, timed event by event."""
+    headers = {"Authorization": f"Bearer {KEY}"}
+    first = verdict_at = 0.0
+    verdict: dict[str, Any] = {}
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=120) as client:
+        started = time.perf_counter()
+        async with client.stream("POST", "/v1/check/stream", json={"text": text}) as response:
+            response.raise_for_status()
+            name = ""
+            async for line in response.aiter_lines():
+                if line.startswith("event:"):
+                    name = line.split(":", 1)[1].strip()
+                elif line.startswith("data:") and name == "claim" and not first:
+                    first = time.perf_counter() - started
+                elif line.startswith("data:") and name == "verdict":
+                    verdict_at = time.perf_counter() - started
+                    verdict = json.loads(line.split(":", 1)[1])
+    return StreamRow(
+        server=server,
+        cache=cache,
+        claims=len(verdict.get("claims", ())),
+        first_claim_ms=round(1000 * first, 1),
+        verdict_ms=round(1000 * verdict_at, 1),
+        prepare_ms=round(1000 * verdict.get("usage", {}).get("wall_s", {}).get("prepare", 0.0), 1),
+    )
+
+
+async def run_streams(urls: dict[str, str], claims: int, repeats: int) -> list[StreamRow]:
+    """Each text streamed cold on every server in turn, then each again warm."""
+    rows = []
+    chosen = stream_texts(claims, repeats)
+    for cache in ("cold", "warm"):
+        for text in chosen:
+            for name, url in urls.items():
+                rows.append(await streamed(name, url, text, cache))
+    return rows
+
+
+def stream_table(rows: list[StreamRow]) -> str:
+    """Median of each server's streamed checks, cold and warm."""
+    lines = [
+        "| server | cache | claims | checks | first claim ms | verdict ms | prepare ms (summed) |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for key in dict.fromkeys((r.server, r.cache) for r in rows):
+        group = [r for r in rows if (r.server, r.cache) == key]
+
+        def median(values: list[float]) -> float:
+            return sorted(values)[len(values) // 2]
+
+        lines.append(
+            f"| {key[0]} | {key[1]} | {group[0].claims} | {len(group)} | "
+            f"{median([r.first_claim_ms for r in group])} | {median([r.verdict_ms for r in group])} | "
+            f"{median([r.prepare_ms for r in group])} |"
+        )
+    return "\n".join(lines)
+
+
 def table(rows: list[Row]) -> str:
     """The rows as a Markdown table; with a baseline, its p95 and the ratio beside each row."""
     baseline = {(r.clients, r.cache): r for r in rows if r.server != "current"}
@@ -339,6 +423,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="Also write the rows as JSON here.")
     parser.add_argument("--settle", type=float, default=0.0, help="Seconds of quiet before each warm phase.")
     parser.add_argument("--per-second", action="store_true", help="Also print each phase's p95 second by second.")
+    parser.add_argument("--stream", type=int, default=0, help="Also stream texts of this many claims (0: none).")
+    parser.add_argument("--stream-repeats", type=int, default=5, help="How many texts --stream sends a server.")
     args = parser.parse_args()
     levels = [int(n) for n in args.clients.split(",") if n.strip()]
     duration = min(max(args.duration, 1.0), 120.0)  # bounded: a benchmark never runs unattended for long
@@ -358,17 +444,22 @@ def main() -> None:
                 servers[name] = start_server(port, cache, args.profile, args.verifier, code, workers)
                 urls[name] = f"http://127.0.0.1:{port}"
             rows = asyncio.run(run(urls, levels, duration, args.client, args.settle))
+            streams = asyncio.run(run_streams(urls, args.stream, args.stream_repeats)) if args.stream else []
         finally:
             for server in servers.values():
                 server.terminate()
                 server.wait(timeout=30)
     print(table(rows))
+    if streams:
+        print(f"\nstreamed checks of {args.stream}-claim texts (medians):\n")
+        print(stream_table(streams))
     if args.per_second:
         print("\np95 ms of the answers sent in each second of a phase:\n")
         for r in rows:
             print(f"- {r.server}, {r.clients} clients, {r.cache}: {' '.join(f'{p:g}' for p in r.per_second)}")
     if args.out:
-        args.out.write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n", encoding="utf-8")
+        every = [asdict(r) for r in rows] + [asdict(r) for r in streams]
+        args.out.write_text(json.dumps(every, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

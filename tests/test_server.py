@@ -27,7 +27,7 @@ from factcheck.server.runner import serve_in_thread
 from factcheck.server.settings import ServerSettings, is_loopback
 from factcheck.sources.base import Source
 from factcheck.testing import ScriptedVerifier, StaticSource, registered
-from factcheck.types import Claim, Evidence, TextVerdict, Usage
+from factcheck.types import Claim, Evidence, TextVerdict
 from tests.fakes import FakeServer, InFlight, Response
 
 KEY = "client-key-0123456789"
