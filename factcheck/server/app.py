@@ -369,7 +369,12 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     async def _http_error(request: Request, exc: HTTPException) -> Response:
         if exc.status_code == 400 and isinstance(exc.__cause__, UnicodeDecodeError):
             # FastAPI's "There was an error parsing the body": a body that is no UTF-8 is invalid JSON (422).
-            return body_error(f"not UTF-8: {unreadable_byte(exc.__cause__)}")
+            cause = exc.__cause__
+            if cause.encoding.replace("_", "-").lower() not in ("utf-8", "utf8"):
+                # The parser read the body as the UTF-16 or UTF-32 its first bytes announce, and it broke off:
+                # the body is not UTF-8 by intent, so what is wrong is the JSON.
+                return body_error(f"not JSON: unreadable {cause.encoding.upper()}: {unreadable_byte(cause)}")
+            return body_error(f"not UTF-8: {unreadable_byte(cause)}")
         return error(exc.status_code, str(exc.detail), dict(exc.headers or {}))
 
     def body_error(problem: str) -> Response:
