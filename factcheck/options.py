@@ -154,7 +154,7 @@ class Constraint:
     accepted strings. ``zero`` names what 0 means ("off"), for messages and help.
     ``label`` is the name in messages (default: the field's). ``env`` names the
     environment variables that set it (later ones win), ``flag`` its command-line
-    flag (``""``: none); ``in_file`` is false for a setting a settings file may not set.
+    flag (``""``: ``--field-name``; ``None``: none); ``in_file`` is false for a setting a settings file may not set.
     """
 
     minimum: float | None = None
@@ -167,7 +167,7 @@ class Constraint:
     label: str = ""
     help: str = ""
     env: tuple[str, ...] = ()
-    flag: str = ""
+    flag: str | None = ""
     in_file: bool = True
     table: str = ""
 
