@@ -261,7 +261,12 @@ class ServerSettings:
         where = f"{os.fspath(config) if config else CONFIG_FILE}: [server]"
         if not isinstance(table, dict):
             raise ConfigError(f"{where} must be a table, got {type(table).__name__}")
-        values = {**coerce_values(cls, table, where, file=True), **env_values(cls, env)}
+        from_file = coerce_values(cls, table, where, file=True)
+        try:
+            cls(**from_file)  # range-checked on its own first, so an error names the file
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        values = {**from_file, **env_values(cls, env)}
         for item in declared(cls):
             given = flags.get(item.name)
             if given is None:
