@@ -295,8 +295,11 @@ def declare(cls: type, **constraints: Constraint) -> None:
 def declared(cls: type) -> tuple[Declared, ...]:
     """The declared settings of dataclass ``cls`` (by :func:`setting` or :func:`declare`), in field order."""
     if cls not in _DECLARED:
-        hints = typing.get_type_hints(cls)
         registered = _REGISTERED.get(cls, {})
+        fields = [f for f in dataclasses.fields(cls) if CONSTRAINT in f.metadata or f.name in registered]
+        # Types are resolved only for a class that declares something: a plugin's component may annotate
+        # with names imported for type checkers only.
+        hints = typing.get_type_hints(cls) if fields else {}
         _DECLARED[cls] = tuple(
             Declared(
                 f.name,
@@ -304,8 +307,7 @@ def declared(cls: type) -> tuple[Declared, ...]:
                 f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default,
                 f.metadata.get(CONSTRAINT) or registered[f.name],
             )
-            for f in dataclasses.fields(cls)
-            if CONSTRAINT in f.metadata or f.name in registered
+            for f in fields
         )
     return _DECLARED[cls]
 
