@@ -17,12 +17,13 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from factcheck.cache import open_cache
 from factcheck.config import Settings, load_settings
 from factcheck.errors import ConfigError
 from factcheck.extractors.base import ClaimExtractor
 from factcheck.limits import Limits
 from factcheck.llm.client import llm_settings
-from factcheck.pipeline import Agent, Checker, answer_options, open_cache
+from factcheck.pipeline import Agent, Checker, answer_options
 from factcheck.plugins.manager import get_registry
 from factcheck.routing import RoutingPolicy, build_routing
 from factcheck.scoring.base import LabelRule, Scorer

@@ -50,9 +50,11 @@ import weakref
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from factcheck.options import check_fields, coerce_section, env_values, setting
 from factcheck.paths import cache_dir
 from factcheck.usage import current_usage, record_cache_hit
 
@@ -86,6 +88,43 @@ def cache_key(kind: str, version: str, request: Mapping[str, Any]) -> str:
     """A stable hash of what was asked, of whom, and in which version of the component."""
     material = json.dumps({"kind": kind, "version": version, "request": request}, sort_keys=True, default=str)
     return hashlib.sha256(material.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class CacheSettings:
+    """The ``[cache]`` table: where the cache lives, how large it grows, and whether it is used."""
+
+    SECTION: ClassVar[str] = "[cache]"
+
+    path: str | None = setting(None, env="FACTCHECK_CACHE", help="SQLite cache file.")
+    max_mb: float = setting(DEFAULT_MAX_BYTES / 1e6, minimum=0, help="least recently used entries go beyond this")
+    absence_ttl_s: float = setting(DEFAULT_ABSENCE_TTL_S, minimum=0, unit="seconds", help="how long an absence keeps")
+    refresh: bool = setting(False, help="ask everything again, storing the new answers")
+    enabled: bool = setting(True, help="false: neither read nor write the cache")
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+
+
+def cache_env(env: Mapping[str, str]) -> dict[str, Any]:
+    """``[cache]`` settings from ``FACTCHECK_CACHE`` (a path) and ``FACTCHECK_NO_CACHE`` (turns it off)."""
+    values = env_values(CacheSettings, env, "bad FACTCHECK_* variable")
+    if env.get("FACTCHECK_NO_CACHE", "").strip().lower() in {"1", "true", "yes", "on"}:
+        values["enabled"] = False  # the inverse of a field: not one-to-one, so read here
+    return values
+
+
+def open_cache(options: Mapping[str, Any]) -> Cache | None:
+    """The SQLite cache a ``[cache]`` table asks for (:class:`CacheSettings`), or ``None`` when off."""
+    settings = coerce_section(CacheSettings, options)
+    if not settings.enabled:
+        return None
+    return Cache(
+        settings.path,
+        max_bytes=int(settings.max_mb * 1e6),
+        absence_ttl_s=settings.absence_ttl_s,
+        refresh=settings.refresh,
+    )
 
 
 class Cache:

@@ -30,14 +30,21 @@ Example ``factcheck.toml``::
     prepare_timeout_s = 300    # a source's or verifier's set-up (loading a model, indexing a corpus)
     max_claims = 200           # claims checked per text; the rest are left out, with a note
     max_evidence = 50          # passages kept per agent and claim
+    independence = 0.5         # merge agents whose evidence is this similar (off when unset)
     routing = "trust"          # which agents answer a claim: all (default), trust or gated
     tau = 0.8                  # routing options: tau, costs, trust, weighting (docs/routing.md)
     trust = "trust.json"
+
+    [server]                   # factcheck serve only (docs/server.md): ServerSettings' fields
+    max_text_chars = 20000
+
+The ``[pipeline]`` fields and the one-to-one ``FACTCHECK_*`` variables are declared
+once, on :class:`Settings` (:func:`~factcheck.options.setting`): parsing, range checks
+and the environment all read that declaration.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -46,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from factcheck.errors import ConfigError
-from factcheck.options import merge_options
+from factcheck.options import check_fields, coerce_values, declared, env_values, merge_options, reject_unknown, setting
 from factcheck.routing import ROUTING_OPTIONS, ROUTINGS
 
 CONFIG_FILE = "factcheck.toml"
@@ -116,52 +123,36 @@ class Settings:
     :meth:`resolved_agents`, so switching profile later still works.
     """
 
-    profile: str = "offline"
+    profile: str = setting("offline", choices=tuple(sorted(PROFILES)), env="FACTCHECK_PROFILE")
     agents: tuple[AgentSpec, ...] = ()
-    corpus: str | None = None
+    corpus: str | None = setting(None, env="FACTCHECK_CORPUS")
     sources: tuple[str, ...] = ()
     source_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    extractor: str | None = None
+    extractor: str | None = setting(None, env="FACTCHECK_EXTRACTOR")
     extractor_options: Mapping[str, Any] = field(default_factory=dict)
-    scorer: str = "mafc"
-    labels: str = "compose"  # a text's label never contradicts its claims' (docs/scoring.md)
+    scorer: str = setting("mafc", env="FACTCHECK_SCORER")
+    # compose: a text's label never contradicts its claims' (docs/scoring.md)
+    labels: str = setting("compose", env="FACTCHECK_LABELS")
     scoring_options: Mapping[str, Any] = field(default_factory=dict)
-    max_concurrency: int = 8
-    agent_timeout_s: float = 60.0
-    prepare_timeout_s: float = 300.0
-    max_claims: int = 200
-    max_evidence: int = 50
+    max_concurrency: int = setting(8, minimum=1, table="pipeline", env="FACTCHECK_MAX_CONCURRENCY")
+    agent_timeout_s: float = setting(
+        60.0, minimum=0, min_open=True, unit="seconds", table="pipeline", env="FACTCHECK_AGENT_TIMEOUT_S"
+    )
+    prepare_timeout_s: float = setting(300.0, minimum=0, min_open=True, unit="seconds", table="pipeline")
+    max_claims: int = setting(200, minimum=1, table="pipeline", env="FACTCHECK_MAX_CLAIMS")
+    max_evidence: int = setting(50, minimum=1, table="pipeline")
     llm: Mapping[str, Any] = field(default_factory=dict)
     cache: Mapping[str, Any] = field(default_factory=dict)
-    routing: str = "all"
+    routing: str = setting("all", choices=ROUTINGS, table="pipeline")
     routing_options: Mapping[str, Any] = field(default_factory=dict)
-    independence: float | None = None  # merge agreeing agents whose evidence is near-duplicate (docs/independence.md)
+    # The near-duplicate-evidence merge: agents whose evidence is at least this similar count once.
+    independence: float | None = setting(
+        None, minimum=0, min_open=True, maximum=1, label="independence threshold", table="pipeline"
+    )
 
     def __post_init__(self) -> None:
-        if self.profile not in PROFILES:
-            raise ConfigError(f"unknown profile {self.profile!r} (available: {', '.join(sorted(PROFILES))})")
-        if self.routing not in ROUTINGS:
-            raise ConfigError(f"unknown routing {self.routing!r} (available: {', '.join(ROUTINGS)})")
-        unknown = sorted(set(self.routing_options) - set(ROUTING_OPTIONS))
-        if unknown:
-            known = ", ".join(ROUTING_OPTIONS)
-            raise ConfigError(f"unknown routing option {', '.join(unknown)} (known: {known})")
-        if not isinstance(self.max_concurrency, int) or self.max_concurrency < 1:
-            raise ConfigError(f"max_concurrency must be a whole number of at least 1, got {self.max_concurrency!r}")
-        if not isinstance(self.agent_timeout_s, int | float) or not 0 < self.agent_timeout_s < math.inf:
-            raise ConfigError(f"agent_timeout_s must be a positive number of seconds, got {self.agent_timeout_s!r}")
-        if not isinstance(self.prepare_timeout_s, int | float) or not 0 < self.prepare_timeout_s < math.inf:
-            raise ConfigError(f"prepare_timeout_s must be a positive number of seconds, got {self.prepare_timeout_s!r}")
-        for name in ("max_claims", "max_evidence"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ConfigError(f"{name} must be a whole number of at least 1, got {value!r}")
-        if self.independence is not None and (
-            isinstance(self.independence, bool)
-            or not isinstance(self.independence, int | float)
-            or not 0 < self.independence <= 1
-        ):
-            raise ConfigError(f"independence threshold must be in (0, 1], got {self.independence!r}")
+        check_fields(self)
+        reject_unknown(self.routing_options, ROUTING_OPTIONS, what="routing option")
 
     def resolved_agents(self) -> tuple[AgentSpec, ...]:
         """The agents a check runs.
@@ -269,6 +260,10 @@ def _agent_from_toml(name: str, table: Any, profile: str) -> AgentSpec:
     return AgentSpec(name, str(source), str(verifier), table, verifier_options)
 
 
+# The [pipeline] table's own keys (its routing options aside): the Settings fields declared in it.
+PIPELINE_SETTINGS = tuple(d.name for d in declared(Settings) if d.constraint.table == "pipeline")
+
+
 def _table(data: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
     value = data.get(key, {})
     if not isinstance(value, dict):
@@ -278,33 +273,19 @@ def _table(data: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
 
 def settings_from_mapping(data: Mapping[str, Any], where: str = CONFIG_FILE) -> Settings:
     """Settings from a parsed ``factcheck.toml``; ConfigError names what is wrong."""
-    known = {"profile", "extractor", "agents", "scoring", "pipeline", "llm", "cache"}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise ConfigError(f"{where}: unknown setting {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+    # [server] is factcheck serve's (ServerSettings.load reads and checks it); checkers ignore it.
+    known = {"profile", "extractor", "agents", "scoring", "pipeline", "llm", "cache", "server"}
+    reject_unknown(data, known, where)
     profile = str(data.get("profile", default_profile(os.environ)))
-    if profile not in PROFILES:
+    if profile not in PROFILES:  # here already: the agents' tables are read against the profile
         raise ConfigError(f"{where}: unknown profile {profile!r} (available: {', '.join(sorted(PROFILES))})")
     extractor = (
         {"name": data["extractor"]} if isinstance(data.get("extractor"), str) else _table(data, "extractor", where)
     )
     scoring = _table(data, "scoring", where)
     pipeline = _table(data, "pipeline", where)
-    known_pipeline = {
-        "max_concurrency",
-        "agent_timeout_s",
-        "prepare_timeout_s",
-        "max_claims",
-        "max_evidence",
-        "routing",
-        "independence",
-        *ROUTING_OPTIONS,
-    }
-    unknown = sorted(set(pipeline) - known_pipeline)
-    if unknown:
-        raise ConfigError(
-            f"{where}: unknown [pipeline] setting {', '.join(unknown)} (known: {', '.join(sorted(known_pipeline))})"
-        )
+    reject_unknown(pipeline, (*PIPELINE_SETTINGS, *ROUTING_OPTIONS), where, "[pipeline] setting")
+    values = coerce_values(Settings, {k: v for k, v in pipeline.items() if k in PIPELINE_SETTINGS}, where)
     agents = tuple(_agent_from_toml(name, table, profile) for name, table in _table(data, "agents", where).items())
     try:
         return Settings(
@@ -317,16 +298,10 @@ def settings_from_mapping(data: Mapping[str, Any], where: str = CONFIG_FILE) -> 
             # compose became the default.
             labels=str(scoring.pop("labels", "threshold" if "thresholds" in scoring else "compose")),
             scoring_options=scoring,
-            max_concurrency=pipeline.get("max_concurrency", 8),
-            agent_timeout_s=pipeline.get("agent_timeout_s", 60.0),
-            prepare_timeout_s=pipeline.get("prepare_timeout_s", 300.0),
-            max_claims=pipeline.get("max_claims", 200),
-            max_evidence=pipeline.get("max_evidence", 50),
             llm=_table(data, "llm", where),
             cache=_table(data, "cache", where),
-            routing=str(pipeline.get("routing", "all")),
             routing_options={k: pipeline[k] for k in ROUTING_OPTIONS if k in pipeline},
-            independence=pipeline.get("independence"),
+            **values,
         )
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
@@ -356,12 +331,13 @@ ENDPOINT_VARIABLES = (
 
 
 def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
-    """``FACTCHECK_PROFILE``, ``_EXTRACTOR``, ``_SCORER``, ``_LABELS``, ``_CORPUS``,
-    ``_MAX_CONCURRENCY``, ``_AGENT_TIMEOUT_S``, ``_MAX_CLAIMS``, ``_CACHE`` (a path) and ``_NO_CACHE``; the
-    search endpoints ``FACTCHECK_SERPER_URL`` and ``FACTCHECK_WIKIPEDIA_URL`` (what ``--serper-url`` and
-    ``--wikipedia-url`` set); and the LLM's ``OPENAI_BASE_URL``, ``FACTCHECK_LLM_BASE_URL`` / ``_MODEL`` /
-    ``_API_KEY_ENV``."""
-    overrides: dict[str, Any] = {}
+    """The settings the environment sets: each variable a :class:`Settings` field declares
+    (``FACTCHECK_PROFILE``, ``_EXTRACTOR``, ``_SCORER``, ``_LABELS``, ``_CORPUS``, ``_MAX_CONCURRENCY``,
+    ``_AGENT_TIMEOUT_S``, ``_MAX_CLAIMS``); the search endpoints ``FACTCHECK_SERPER_URL`` and
+    ``FACTCHECK_WIKIPEDIA_URL`` (what ``--serper-url`` and ``--wikipedia-url`` set); the cache's
+    (``FACTCHECK_CACHE``, a path, and ``FACTCHECK_NO_CACHE``) and the LLM's (``OPENAI_BASE_URL``,
+    ``FACTCHECK_LLM_BASE_URL`` / ``_MODEL`` / ``_API_KEY_ENV``)."""
+    overrides = env_values(Settings, env, "bad FACTCHECK_* variable")
     # Endpoint variables (issue 24): serve's --serper-url / --wikipedia-url set them for every checker it builds.
     endpoints = {
         source: {option: env[variable]}
@@ -370,27 +346,13 @@ def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
     }
     if endpoints:
         overrides["source_options"] = endpoints
-    for key in ("profile", "extractor", "scorer", "labels", "corpus"):
-        value = env.get(f"FACTCHECK_{key.upper()}")
-        if value:
-            overrides[key] = value
+    from factcheck.cache import cache_env
     from factcheck.llm.client import llm_env
 
-    if llm_env(env):
-        overrides["llm"] = llm_env(env)
-    if env.get("FACTCHECK_CACHE"):
-        overrides["cache"] = {"path": env["FACTCHECK_CACHE"]}
-    if env.get("FACTCHECK_NO_CACHE", "").strip().lower() in {"1", "true", "yes", "on"}:
-        overrides["cache"] = {**overrides.get("cache", {}), "enabled": False}
-    try:
-        if env.get("FACTCHECK_MAX_CONCURRENCY"):
-            overrides["max_concurrency"] = int(env["FACTCHECK_MAX_CONCURRENCY"])
-        if env.get("FACTCHECK_AGENT_TIMEOUT_S"):
-            overrides["agent_timeout_s"] = float(env["FACTCHECK_AGENT_TIMEOUT_S"])
-        if env.get("FACTCHECK_MAX_CLAIMS"):
-            overrides["max_claims"] = int(env["FACTCHECK_MAX_CLAIMS"])
-    except ValueError as exc:
-        raise ConfigError(f"bad FACTCHECK_* number: {exc}") from None
+    if llm := llm_env(env):
+        overrides["llm"] = llm
+    if cache := cache_env(env):
+        overrides["cache"] = cache
     return overrides
 
 

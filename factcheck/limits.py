@@ -2,30 +2,22 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from factcheck.errors import ConfigError
+from factcheck.options import check_fields, setting
 
 
 @dataclass(frozen=True)
 class Limits:
     """``max_concurrency`` agent calls at once; each within ``agent_timeout_s``; a component's ``prepare()``
     within ``prepare_timeout_s``; at most ``max_claims`` claims a text and ``max_evidence`` passages an
-    agent and claim."""
+    agent and claim. Range-checked as the settings they come from (:class:`~factcheck.Settings`)."""
 
-    max_concurrency: int = 8
-    agent_timeout_s: float = 60.0
-    prepare_timeout_s: float = 300.0
-    max_claims: int = 200
-    max_evidence: int = 50
+    max_concurrency: int = setting(8, minimum=1)
+    agent_timeout_s: float = setting(60.0, minimum=0, min_open=True, unit="seconds")
+    prepare_timeout_s: float = setting(300.0, minimum=0, min_open=True, unit="seconds")
+    max_claims: int = setting(200, minimum=1)
+    max_evidence: int = setting(50, minimum=1)
 
     def __post_init__(self) -> None:
-        for name in ("max_concurrency", "max_claims", "max_evidence"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ConfigError(f"{name} must be a whole number of at least 1, got {value!r}")
-        for name in ("agent_timeout_s", "prepare_timeout_s"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
-                raise ConfigError(f"{name} must be a positive number of seconds, got {value!r}")
+        check_fields(self)

@@ -21,7 +21,7 @@ import json
 import time
 import unicodedata
 import weakref
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import CancelledError as CancelledFuture
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from factcheck.cache import DEFAULT_ABSENCE_TTL_S, DEFAULT_MAX_BYTES, Cache, cache_key, cached, current_cache
+from factcheck.cache import Cache, cache_key, cached, current_cache
 from factcheck.claimtime import current_reference, marked, reading_times, reference_time, with_times
 from factcheck.errors import (
     BudgetReachedError,
@@ -124,38 +124,6 @@ class Agent:
 EXTRACT_CHARS_PER_CLAIM = 500  # with max_claims = 200, claims are read from the first 100,000 characters
 UNREADY_RETRY_S = 600.0  # a component whose prepare() timed out is not waited for again before this
 PREPARE_CLOCK_SLACK_S = 0.05  # a wait for prepare_timeout_s may end this much early (timer granularity)
-
-
-CACHE_SETTINGS = ("absence_ttl_s", "enabled", "max_mb", "path", "refresh")
-
-
-def _off(value: object) -> bool:
-    return value in (False, "false", "0", 0, "no", "off")
-
-
-def open_cache(options: Mapping[str, Any]) -> Cache | None:
-    """The SQLite cache a ``[cache]`` table asks for (``path``, ``max_mb``, ``absence_ttl_s``,
-    ``refresh``, ``enabled``), or ``None`` when off."""
-    unknown = sorted(set(options) - set(CACHE_SETTINGS))
-    if unknown:
-        raise ConfigError(f"[cache]: unknown setting {', '.join(unknown)} (known: {', '.join(CACHE_SETTINGS)})")
-    if _off(options.get("enabled", True)):
-        return None
-    numbers = {}
-    for name, default in (("max_mb", DEFAULT_MAX_BYTES / 1e6), ("absence_ttl_s", DEFAULT_ABSENCE_TTL_S)):
-        try:
-            numbers[name] = float(options.get(name, default))
-        except (TypeError, ValueError):
-            raise ConfigError(f"[cache]: {name} must be a number, got {options.get(name)!r}") from None
-        if numbers[name] < 0:
-            raise ConfigError(f"[cache]: {name} must not be negative, got {numbers[name]:g}")
-    refresh = not _off(options.get("refresh", False))
-    return Cache(
-        options.get("path"),
-        max_bytes=int(numbers["max_mb"] * 1e6),
-        absence_ttl_s=numbers["absence_ttl_s"],
-        refresh=refresh,
-    )
 
 
 class Checker:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from factcheck.errors import ConfigError
+from factcheck.options import reject_unknown
 from factcheck.trust import WEIGHTINGS, Trust
 from factcheck.types import Judgment
 
@@ -217,9 +218,7 @@ def build_routing(name: str, options: Mapping[str, Any] | None = None) -> Routin
     one config file can switch between policies; unknown options are a ConfigError.
     """
     options = dict(options or {})
-    unknown = sorted(set(options) - set(ROUTING_OPTIONS))
-    if unknown:
-        raise ConfigError(f"unknown routing option {', '.join(unknown)} (known: {', '.join(ROUTING_OPTIONS)})")
+    reject_unknown(options, ROUTING_OPTIONS, what="routing option")
     if name not in ROUTINGS:
         raise ConfigError(f"unknown routing {name!r} (available: {', '.join(ROUTINGS)})")
     # Parse every option given, even one this policy ignores, so a typo fails now rather than

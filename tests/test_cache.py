@@ -75,7 +75,7 @@ def test_cached_counts_hits_and_computes_once(tmp_path: Path) -> None:
 
 def test_cache_flags_and_settings(tmp_path: Path) -> None:
     from factcheck import ConfigError
-    from factcheck.pipeline import open_cache
+    from factcheck.cache import open_cache
 
     assert open_cache({"enabled": False}) is None
     cache = open_cache({"path": str(tmp_path / "x.sqlite"), "max_mb": 1})

@@ -172,3 +172,37 @@ def test_non_string_options_are_type_checked() -> None:
         ThresholdRule().configure(thresholds="nan")
     with pytest.raises(ConfigError, match="thresholds must be a number in"):
         ThresholdRule().configure(thresholds="5,9")
+
+
+def test_independence_is_a_pipeline_setting(tmp_path: Path) -> None:
+    path = tmp_path / "factcheck.toml"
+    path.write_text("[pipeline]\nindependence = 0.5\n")
+    assert load_settings(path, env={}).independence == 0.5
+    assert load_settings(env={}).independence is None  # off unless set
+    assert load_settings(path, env={}, independence=1).independence == 1
+    path.write_text("[pipeline]\nindependence = 0\n")
+    with pytest.raises(ConfigError, match=r"factcheck.toml: independence threshold must be a number in \(0, 1\], got"):
+        load_settings(path, env={})
+
+
+def test_every_declared_variable_sets_its_setting() -> None:
+    from factcheck.config import Settings
+    from factcheck.options import declared
+
+    items = [d for d in declared(Settings) if d.constraint.env]
+    values = {"profile": "baseline", "max_concurrency": "3", "agent_timeout_s": "7", "max_claims": "9"}
+    env = {d.constraint.env[0]: values.get(d.name, f"my-{d.name}") for d in items}
+    settings = load_settings(env=env)
+    assert (settings.profile, settings.max_concurrency, settings.agent_timeout_s, settings.max_claims) == (
+        "baseline",
+        3,
+        7.0,
+        9,
+    )
+    assert (settings.corpus, settings.extractor, settings.scorer, settings.labels) == (
+        "my-corpus",
+        "my-extractor",
+        "my-scorer",
+        "my-labels",
+    )
+    assert {d.constraint.env[0] for d in items} >= {"FACTCHECK_MAX_CONCURRENCY", "FACTCHECK_AGENT_TIMEOUT_S"}

@@ -57,7 +57,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from factcheck.cache import cached
-from factcheck.errors import ConfigError, LLMError, LLMRefusedError, MissingKeyError
+from factcheck.errors import LLMError, LLMRefusedError, MissingKeyError
 from factcheck.net import Key, host_limit, message_of, retry_after, service
 from factcheck.text import valid_unicode
 from factcheck.usage import amend_llm, charge_llm_call, record_llm, record_note
@@ -94,15 +94,10 @@ class LLMSettings:
     )
 
     def __post_init__(self) -> None:
-        numbers = {
-            "timeout_s": self.timeout_s,
-            "max_retries": self.max_retries,
-            "max_concurrency": self.max_concurrency,
-        }
-        if any(isinstance(v, bool) or not isinstance(v, int | float) for v in numbers.values()):
-            raise ConfigError(f"[llm]: timeout_s, max_retries and max_concurrency must be numbers, got {numbers}")
-        if self.timeout_s <= 0 or self.max_retries < 0 or self.max_concurrency < 1:
-            raise ConfigError("[llm]: timeout_s must be positive, max_retries at least 0, max_concurrency at least 1")
+        from factcheck.llm import section  # noqa: F401 - declares the fields' bounds (factcheck.llm.section)
+        from factcheck.options import check_fields
+
+        check_fields(self, "[llm]")
 
     def api_key(self) -> str:
         """The key from the environment. A local server needs none; OpenAI itself does."""
@@ -119,26 +114,18 @@ class LLMSettings:
 
 def llm_env(env: Mapping[str, str]) -> dict[str, str]:
     """``[llm]`` settings from ``OPENAI_BASE_URL`` and ``FACTCHECK_LLM_BASE_URL`` / ``_MODEL`` / ``_API_KEY_ENV``."""
-    values = {}
-    if env.get("OPENAI_BASE_URL"):
-        values["base_url"] = env["OPENAI_BASE_URL"]
-    for key in ("base_url", "model", "api_key_env"):
-        if env.get(f"FACTCHECK_LLM_{key.upper()}"):
-            values[key] = env[f"FACTCHECK_LLM_{key.upper()}"]
-    return values
+    from factcheck.llm import section  # noqa: F401 - declares the variables
+    from factcheck.options import env_values
+
+    return {key: str(value) for key, value in env_values(LLMSettings, env, "[llm]").items()}
 
 
 def llm_settings(mapping: Mapping[str, Any] | None = None) -> LLMSettings:
     """LLMSettings from an ``[llm]`` table (the settings loader has already layered env and flags into it)."""
-    values = dict(mapping or {})
-    known = {f for f in LLMSettings.__dataclass_fields__}
-    unknown = sorted(set(values) - known)
-    if unknown:
-        raise ConfigError(f"[llm]: unknown setting {', '.join(unknown)} (known: {', '.join(sorted(known))})")
-    try:
-        return LLMSettings(**values)
-    except TypeError as exc:
-        raise ConfigError(f"[llm]: {exc}") from None
+    from factcheck.llm import section  # noqa: F401 - declares the fields
+    from factcheck.options import coerce_section
+
+    return coerce_section(LLMSettings, mapping, "[llm]")
 
 
 current_llm_settings: ContextVar[LLMSettings | None] = ContextVar("factcheck_llm", default=None)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -16,6 +17,7 @@ import click
 
 from factcheck.cli import HelpOption, config_flag, corpus_flag, endpoint_flags, profiles
 from factcheck.errors import ConfigError
+from factcheck.options import Declared, declared
 from factcheck.plugins.hookspecs import hookimpl
 
 log = logging.getLogger("factcheck.server")
@@ -37,15 +39,57 @@ def configure_logging(level: str, stream: IO[str] | None = None) -> logging.Hand
     return handler
 
 
-def _server_default(field: str, variable: str) -> Callable[[], str]:
-    """The help's default of a server limit: its variable, else ServerSettings' own default."""
+def _server_default(item: Declared) -> Callable[[], str]:
+    """The help's default of a server setting: its variable, else ServerSettings' own default."""
 
     def text() -> str:
-        from factcheck.server.settings import ServerSettings
-
-        return f"${variable}, else {getattr(ServerSettings, field):g}"
+        default = f"{item.default:g}" if isinstance(item.default, int | float) else "none"
+        return f"${item.constraint.env[0]}, else {default}" if item.constraint.env else default
 
     return text
+
+
+def _click_type(item: Declared) -> Any:
+    """The click type of a setting: a range for a bounded number (refused while parsing, exit 2)."""
+    c, base = item.constraint, item.base
+    if base is int:
+        return click.IntRange(c.minimum, c.maximum, min_open=c.min_open, max_open=c.max_open)  # type: ignore[arg-type]
+    if base is float:
+        return click.FloatRange(c.minimum, c.maximum, min_open=c.min_open, max_open=c.max_open)
+    return str
+
+
+def settings_flag(item: Declared) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The ``factcheck serve`` flag of one ServerSettings field, from its declaration.
+
+    ``None`` (not given) leaves the setting to the file and the environment: a switch
+    is ``None`` unless given, a list flag is repeatable and adds to theirs.
+    """
+    flag = item.constraint.flag or "--" + item.name.replace("_", "-")
+    help_text = item.constraint.help
+    if item.name == "profile":  # the registered profiles, named when help is shown
+        return click.option(
+            flag, item.name, cls=HelpOption, names=profiles, default_text="as factcheck check", help=help_text
+        )
+    if item.name == "config":  # the flag every checking command has
+        return config_flag
+    if item.base is bool:
+        return click.option(flag, item.name, is_flag=True, default=None, help=help_text)
+    if typing.get_origin(item.base) is tuple:
+        return click.option(flag, item.name, multiple=True, help=help_text)
+    return click.option(
+        flag, item.name, cls=HelpOption, type=_click_type(item), default_text=_server_default(item), help=help_text
+    )
+
+
+def settings_flags(command: Callable[..., Any]) -> Callable[..., Any]:
+    """A flag for every ServerSettings field that has one, in field order."""
+    from factcheck.server.settings import ServerSettings
+
+    items = [d for d in declared(ServerSettings) if d.constraint.flag is not None]
+    for item in reversed(items):
+        command = settings_flag(item)(command)
+    return command
 
 
 @click.command(short_help="Serve the HTTP API for browser extensions.")
@@ -57,56 +101,9 @@ def _server_default(field: str, variable: str) -> Callable[[], str]:
     show_default=True,
     help="Port to listen on (0: any free one).",
 )
-@click.option(
-    "--profile",
-    cls=HelpOption,
-    names=profiles,
-    default_text="as factcheck check",
-    help="Default agent profile ({names}); a request may name another.",
-)
-@config_flag
 @corpus_flag
 @endpoint_flags
-@click.option(
-    "--cors-origin",
-    "cors_origins",
-    multiple=True,
-    help="Origin allowed to read answers, e.g. chrome-extension://<id> (repeatable; adds to FACTCHECK_CORS_ORIGINS).",
-)
-@click.option(
-    "--insecure-no-auth",
-    is_flag=True,
-    help="Serve without API keys on a non-loopback address (anyone who reaches it spends your provider keys).",
-)
-@click.option(
-    "--max-text-chars",
-    cls=HelpOption,
-    type=click.IntRange(min=1),
-    default_text=_server_default("max_text_chars", "FACTCHECK_MAX_TEXT_CHARS"),
-    help="Longest text accepted (413 above).",
-)
-@click.option(
-    "--rate-per-minute",
-    cls=HelpOption,
-    type=click.FloatRange(min=0),
-    default_text=_server_default("rate_per_minute", "FACTCHECK_RATE_PER_MINUTE"),
-    help="Requests per minute per caller; 0 = off.",
-)
-@click.option(
-    "--rate-burst",
-    cls=HelpOption,
-    type=click.IntRange(min=1),
-    default_text=_server_default("rate_burst", "FACTCHECK_RATE_BURST"),
-    help="Requests a caller may send at once.",
-)
-@click.option(
-    "--deadline",
-    "deadline_s",
-    cls=HelpOption,
-    type=click.FloatRange(min=0, min_open=True),
-    default_text=_server_default("deadline_s", "FACTCHECK_DEADLINE_S"),
-    help="Seconds per check; then what is done is answered, marked partial.",
-)
+@settings_flags
 @click.option(
     "--forwarded-allow-ips",
     envvar="FORWARDED_ALLOW_IPS",
@@ -131,25 +128,20 @@ def _server_default(field: str, variable: str) -> Callable[[], str]:
 def serve(
     host: str,
     port: int,
-    profile: str | None,
     config: Path | None,
     corpus: Path | None,
     serper_url: str | None,
     wikipedia_url: str | None,
-    cors_origins: tuple[str, ...],
-    insecure_no_auth: bool,
-    max_text_chars: int | None,
-    rate_per_minute: float | None,
-    rate_burst: int | None,
-    deadline_s: float | None,
     forwarded_allow_ips: str | None,
     workers: int,
     log_level: str,
+    **flags: Any,
 ) -> None:
     """Serve the fact-checking API (POST /v1/check, /v1/check/stream) for browser extensions.
 
     Callers present a key from FACTCHECK_API_KEYS as "Authorization: Bearer KEY".
     Provider keys (OPENAI_API_KEY, SERPER_API_KEY, ...) stay on this server.
+    Settings: the [server] table of the settings file, then FACTCHECK_* variables, then these flags.
     """
     try:
         from factcheck.server.app import create_app
@@ -166,24 +158,14 @@ def serve(
     for variable, url in (("FACTCHECK_SERPER_URL", serper_url), ("FACTCHECK_WIKIPEDIA_URL", wikipedia_url)):
         if url:  # read by every checker built (factcheck.config), in worker processes too
             os.environ[variable] = url
-    base = ServerSettings.from_env()
-    settings = ServerSettings.from_env(
-        cors_origins=(*base.cors_origins, *(o for o in cors_origins if o not in base.cors_origins)),
-        insecure_no_auth=insecure_no_auth,
-        max_text_chars=max_text_chars,
-        rate_per_minute=rate_per_minute,
-        rate_burst=rate_burst,
-        deadline_s=deadline_s,
-        profile=profile,
-        config=str(config) if config else None,
-    )
+    settings = ServerSettings.load(config, **flags)
     settings.check_exposure(host)
     configure_logging(log_level)
     if not settings.auth:
         log.warning(
             "no API keys configured (FACTCHECK_API_KEYS): every caller that reaches %s is accepted%s",
             host,
-            " (--insecure-no-auth)" if insecure_no_auth else "",
+            " (--insecure-no-auth)" if settings.insecure_no_auth else "",
         )
     if not settings.cors_origins:
         log.info("no CORS origin allowed: web pages cannot read answers (extensions with host permission can)")

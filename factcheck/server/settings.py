@@ -1,16 +1,18 @@
 """What the HTTP server is configured with: caller keys, allowed origins and limits.
 
-Read from ``FACTCHECK_*`` environment variables, then overridden by
-``factcheck serve`` flags. The checkers themselves are configured as
-everywhere else (``factcheck.toml``, provider keys in the environment); these
-settings only decide who may call the server and how much.
+Read from the ``[server]`` table of ``factcheck.toml``, then ``FACTCHECK_*``
+environment variables, then ``factcheck serve`` flags (later wins). Each field is
+declared once (:func:`~factcheck.options.setting`): its bounds, help, variable
+and flag; the environment table and the command's flags are derived from it.
+The checkers themselves are configured as everywhere else (``factcheck.toml``,
+provider keys in the environment); these settings only decide who may call the
+server and how much.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import json
-import math
 import os
 import re
 from collections.abc import Mapping
@@ -18,13 +20,10 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from factcheck.errors import ConfigError
+from factcheck.options import check_fields, coerce_values, declared, env_values, setting
 
 # An extension's origin is its scheme and id; a web origin is scheme, host and optional port, no path.
 _ORIGIN = re.compile(r"^(?:https?://[^/\s]+|chrome-extension://[a-p]{32}|moz-extension://[0-9a-fA-F-]{36})$")
-
-
-def _split(value: str | None) -> tuple[str, ...]:
-    return tuple(part.strip() for part in (value or "").split(",") if part.strip())
 
 
 STRONG_KEY_CHARS = 16
@@ -77,28 +76,106 @@ class ServerSettings:
       date and the checker's settings, for ``answer_cache_ttl_s`` seconds (``FACTCHECK_ANSWER_CACHE_SIZE``; 0 = off).
     """
 
-    api_keys: tuple[str, ...] = ()
-    cors_origins: tuple[str, ...] = ()
-    max_text_chars: int = 20_000
-    rate_per_minute: float = 60.0
-    rate_burst: int = 10
-    deadline_s: float = 30.0
-    profile: str | None = None
-    config: str | None = None
-    max_checkers: int = 8
-    insecure_no_auth: bool = False
-    max_claims: int = 50
-    claims_per_minute: float = 600.0
-    claims_burst: int = 100
-    auth_failures_per_minute: float = 10.0
-    max_connections: int = 1000
-    header_timeout_s: float = 10.0
-    body_timeout_s: float = 10.0
-    min_body_rate: float = 1000.0
-    max_pending_per_address: int = 64
-    answer_cache_size: int = 10_000
-    answer_cache_ttl_s: float = 600.0
-    extra_secrets: tuple[str, ...] = field(default=(), repr=False)
+    api_keys: tuple[str, ...] = setting(
+        (),
+        env="FACTCHECK_API_KEYS",
+        flag=None,  # none: a key on the command line is visible to every user of the machine (ps)
+        help="Bearer keys a caller must present (comma-separated).",
+    )
+    cors_origins: tuple[str, ...] = setting(
+        (),
+        env="FACTCHECK_CORS_ORIGINS",
+        flag="--cors-origin",
+        help="Origin allowed to read answers, e.g. chrome-extension://<id> (repeatable; adds to the variable's).",
+    )
+    max_text_chars: int = setting(
+        20_000, minimum=1, env="FACTCHECK_MAX_TEXT_CHARS", help="Longest text accepted (413 above)."
+    )
+    rate_per_minute: float = setting(
+        60.0, minimum=0, zero="off", env="FACTCHECK_RATE_PER_MINUTE", help="Requests per minute per caller; 0 = off."
+    )
+    rate_burst: int = setting(10, minimum=1, env="FACTCHECK_RATE_BURST", help="Requests a caller may send at once.")
+    deadline_s: float = setting(
+        30.0,
+        minimum=0,
+        min_open=True,
+        unit="seconds",
+        env="FACTCHECK_DEADLINE_S",
+        flag="--deadline",
+        help="Seconds per check; then what is done is answered, marked partial.",
+    )
+    profile: str | None = setting(
+        None, env="FACTCHECK_PROFILE", help="Default agent profile ({names}); a request may name another."
+    )
+    config: str | None = setting(
+        None, flag="--config", in_file=False, help="Settings file (the checkers' and this [server] table)."
+    )
+    max_checkers: int = setting(
+        8, minimum=1, env="FACTCHECK_MAX_CHECKERS", help="(profile, scorer, labels) checkers kept built."
+    )
+    insecure_no_auth: bool = setting(
+        False,
+        env="FACTCHECK_INSECURE_NO_AUTH",
+        help="Serve without API keys on a non-loopback address (anyone who reaches it spends your provider keys).",
+    )
+    max_claims: int = setting(
+        50, minimum=1, env="FACTCHECK_SERVER_MAX_CLAIMS", help="Claims checked per request; the rest are left out."
+    )
+    claims_per_minute: float = setting(
+        600.0, minimum=0, zero="off", env="FACTCHECK_CLAIMS_PER_MINUTE", help="Claims per minute per caller; 0 = off."
+    )
+    claims_burst: int = setting(100, minimum=1, env="FACTCHECK_CLAIMS_BURST", help="Claims a caller may send at once.")
+    auth_failures_per_minute: float = setting(
+        10.0,
+        minimum=0,
+        zero="off",
+        env="FACTCHECK_AUTH_FAILURES_PER_MINUTE",
+        help="Wrong keys per minute per client address (after a burst of 10).",
+    )
+    max_connections: int = setting(
+        1000, minimum=1, env="FACTCHECK_MAX_CONNECTIONS", help="Open connections at once; more are closed."
+    )
+    header_timeout_s: float = setting(
+        10.0,
+        minimum=0,
+        min_open=True,
+        unit="seconds",
+        env="FACTCHECK_HEADER_TIMEOUT_S",
+        help="Seconds a connection has to send its request headers.",
+    )
+    body_timeout_s: float = setting(
+        10.0,
+        minimum=0,
+        min_open=True,
+        unit="seconds",
+        env="FACTCHECK_BODY_TIMEOUT_S",
+        help="Seconds a request has, after its headers, to send its whole body.",
+    )
+    min_body_rate: float = setting(
+        1000.0,
+        minimum=0,
+        zero="off",
+        env="FACTCHECK_MIN_BODY_RATE",
+        help="Bytes a second a body must average after its first 2 s; 0 = off.",
+    )
+    max_pending_per_address: int = setting(
+        64,
+        minimum=1,
+        env="FACTCHECK_MAX_PENDING_PER_ADDRESS",
+        help="Connections one address may hold before it has shown a key.",
+    )
+    answer_cache_size: int = setting(
+        10_000, minimum=0, zero="off", env="FACTCHECK_ANSWER_CACHE_SIZE", help="Whole answers kept in memory; 0 = off."
+    )
+    answer_cache_ttl_s: float = setting(
+        600.0,
+        minimum=0,
+        min_open=True,
+        unit="seconds",
+        env="FACTCHECK_ANSWER_CACHE_TTL_S",
+        help="Seconds a kept answer is served.",
+    )
+    extra_secrets: tuple[str, ...] = field(default=(), repr=False)  # not a setting: what the app adds itself
 
     def __post_init__(self) -> None:
         for origin in self.cors_origins:
@@ -109,23 +186,7 @@ class ServerSettings:
                 )
         if any(not key or key != key.strip() or len(key) < 8 for key in self.api_keys):
             raise ConfigError("each API key must be at least 8 characters, without spaces around it")
-        if not isinstance(self.max_text_chars, int) or self.max_text_chars < 1:
-            raise ConfigError(f"max_text_chars must be a whole number of at least 1, got {self.max_text_chars!r}")
-        if not 0 <= self.rate_per_minute < math.inf or self.rate_burst < 1:
-            raise ConfigError("rate_per_minute must be 0 (off) or positive, and rate_burst at least 1")
-        if not 0 < self.deadline_s < math.inf:
-            raise ConfigError(f"deadline_s must be a positive number of seconds, got {self.deadline_s!r}")
-        if self.max_checkers < 1:
-            raise ConfigError(f"max_checkers must be at least 1, got {self.max_checkers!r}")
-        for name in ("max_claims", "claims_burst", "max_connections", "max_pending_per_address"):
-            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
-                raise ConfigError(f"{name} must be a whole number of at least 1, got {getattr(self, name)!r}")
-        for name in ("claims_per_minute", "auth_failures_per_minute", "answer_cache_size", "min_body_rate"):
-            if not 0 <= getattr(self, name) < math.inf:
-                raise ConfigError(f"{name} must be 0 (off) or positive, got {getattr(self, name)!r}")
-        for name in ("header_timeout_s", "body_timeout_s", "answer_cache_ttl_s"):
-            if not 0 < getattr(self, name) < math.inf:
-                raise ConfigError(f"{name} must be a positive number of seconds, got {getattr(self, name)!r}")
+        check_fields(self)
 
     @property
     def auth(self) -> bool:
@@ -181,31 +242,40 @@ class ServerSettings:
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> ServerSettings:
         """Settings from ``FACTCHECK_*`` variables, then ``overrides`` (``None`` values leave a setting alone)."""
         env = os.environ if env is None else env
-        values: dict[str, Any] = {
-            "api_keys": _split(env.get("FACTCHECK_API_KEYS")),
-            "cors_origins": _split(env.get("FACTCHECK_CORS_ORIGINS")),
-        }
-        numbers = {
-            "max_text_chars": ("FACTCHECK_MAX_TEXT_CHARS", int),
-            "rate_per_minute": ("FACTCHECK_RATE_PER_MINUTE", float),
-            "rate_burst": ("FACTCHECK_RATE_BURST", int),
-            "deadline_s": ("FACTCHECK_DEADLINE_S", float),
-            "max_claims": ("FACTCHECK_SERVER_MAX_CLAIMS", int),
-            "claims_per_minute": ("FACTCHECK_CLAIMS_PER_MINUTE", float),
-            "claims_burst": ("FACTCHECK_CLAIMS_BURST", int),
-            "auth_failures_per_minute": ("FACTCHECK_AUTH_FAILURES_PER_MINUTE", float),
-            "max_connections": ("FACTCHECK_MAX_CONNECTIONS", int),
-            "header_timeout_s": ("FACTCHECK_HEADER_TIMEOUT_S", float),
-            "body_timeout_s": ("FACTCHECK_BODY_TIMEOUT_S", float),
-            "min_body_rate": ("FACTCHECK_MIN_BODY_RATE", float),
-            "max_pending_per_address": ("FACTCHECK_MAX_PENDING_PER_ADDRESS", int),
-            "answer_cache_size": ("FACTCHECK_ANSWER_CACHE_SIZE", int),
-        }
-        for key, (variable, kind) in numbers.items():
-            if env.get(variable):
-                try:
-                    values[key] = kind(env[variable])
-                except ValueError:
-                    raise ConfigError(f"{variable} must be a number, got {env[variable]!r}") from None
-        settings = cls(**values)
+        settings = cls(**env_values(cls, env))
         return replace(settings, **{k: v for k, v in overrides.items() if v is not None})
+
+    @classmethod
+    def load(
+        cls, config: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None, **flags: Any
+    ) -> ServerSettings:
+        """Settings from the ``[server]`` table of ``config`` (else ``./factcheck.toml`` if there is one),
+        then the environment, then ``flags`` (``factcheck serve``'s; ``None`` leaves a setting alone).
+
+        A list from the environment replaces the file's; a list flag (``--cors-origin``) adds to them.
+        """
+        from factcheck.config import CONFIG_FILE, read_config
+
+        env = os.environ if env is None else env
+        table = read_config(config).get("server", {})
+        where = f"{os.fspath(config) if config else CONFIG_FILE}: [server]"
+        if not isinstance(table, dict):
+            raise ConfigError(f"{where} must be a table, got {type(table).__name__}")
+        from_file = coerce_values(cls, table, where, file=True)
+        try:
+            cls(**from_file)  # range-checked on its own first, so an error names the file
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        values = {**from_file, **env_values(cls, env)}
+        for item in declared(cls):
+            given = flags.get(item.name)
+            if given is None:
+                continue
+            if isinstance(given, tuple):
+                earlier = values.get(item.name, ())
+                given = (*earlier, *(value for value in given if value not in earlier))
+            values[item.name] = given
+        unknown = set(flags) - {item.name for item in declared(cls)}
+        if unknown:
+            raise TypeError(f"ServerSettings.load() got unknown settings {', '.join(sorted(unknown))}")
+        return cls(**values, config=os.fspath(config) if config else None)

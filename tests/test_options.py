@@ -1,0 +1,116 @@
+"""Declared settings (factcheck.options): coercion, range checks, environment and unknown keys."""
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import pytest
+
+from factcheck import ConfigError
+from factcheck.options import (
+    Configurable,
+    Constraint,
+    check_fields,
+    coerce_section,
+    declared,
+    env_values,
+    reject_unknown,
+    setting,
+)
+
+
+@dataclass(frozen=True)
+class Section:
+    """A section with one field of each kind the machinery knows."""
+
+    SECTION: ClassVar[str] = "[demo]"
+
+    workers: int = setting(4, minimum=1, env="DEMO_WORKERS")
+    timeout_s: float = setting(5.0, minimum=0, min_open=True, unit="seconds", env=("OLD_TIMEOUT", "DEMO_TIMEOUT"))
+    rate: float = setting(1.0, minimum=0, zero="off")
+    share: float | None = setting(None, minimum=0, min_open=True, maximum=1, label="share of work")
+    mode: str = setting("fast", choices=("fast", "slow"))
+    enabled: bool = setting(True)
+    hosts: tuple[str, ...] = setting(())
+    note: str = "not declared, so not a setting"
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+
+
+def test_strings_and_toml_values_are_coerced_to_the_declared_types() -> None:
+    section = coerce_section(
+        Section,
+        {"workers": "3", "timeout_s": 2, "share": "0.5", "enabled": "off", "hosts": "a, b,", "mode": "slow"},
+    )
+    assert (section.workers, section.timeout_s, section.share, section.enabled) == (3, 2.0, 0.5, False)
+    assert section.hosts == ("a", "b") and section.mode == "slow"
+    assert coerce_section(Section, {"workers": 6.0, "hosts": ["x"], "share": "none"}).workers == 6
+    assert coerce_section(Section, {"share": "none"}).share is None
+    assert coerce_section(Section) == Section()
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"workers": "many"}, r"^\[demo\]: workers must be a whole number, got 'many'$"),
+        ({"workers": 2.5}, "workers must be a whole number, got 2.5"),
+        ({"workers": 0}, "workers must be a whole number of at least 1, got 0"),
+        ({"timeout_s": 0}, "timeout_s must be a positive number of seconds, got 0.0"),
+        ({"timeout_s": "inf"}, "timeout_s must be a positive number of seconds, got inf"),
+        ({"rate": -1}, r"rate must be 0 \(off\) or a positive number, got -1.0"),
+        ({"share": 1.5}, r"share of work must be a number in \(0, 1\], got 1.5"),
+        ({"mode": "medium"}, r"unknown mode 'medium' \(available: fast, slow\)"),
+        ({"enabled": "maybe"}, "enabled must be true or false, got 'maybe'"),
+        ({"enabled": 2}, "enabled must be true or false, got 2"),
+        ({"note": "x"}, r"unknown setting note \(known: enabled, hosts, mode, rate, share, timeout_s, workers\)"),
+    ],
+)
+def test_wrong_values_name_the_setting_and_what_it_accepts(values: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        coerce_section(Section, values)
+
+
+def test_values_set_from_python_are_checked_too() -> None:
+    with pytest.raises(ConfigError, match=r"\[demo\]: workers must be a whole number of at least 1, got 0"):
+        Section(workers=0)
+    with pytest.raises(ConfigError, match="rate must be 0"):
+        Section(rate=float("nan"))
+    with pytest.raises(ConfigError, match="workers must be a whole number of at least 1, got True"):
+        Section(workers=True)
+
+
+def test_the_environment_sets_declared_fields_and_later_variables_win() -> None:
+    env = {"DEMO_WORKERS": "7", "OLD_TIMEOUT": "1", "DEMO_TIMEOUT": "2.5", "UNRELATED": "x"}
+    assert env_values(Section, env) == {"workers": 7, "timeout_s": 2.5}
+    assert env_values(Section, {"DEMO_WORKERS": " ", "OLD_TIMEOUT": "3"}) == {"timeout_s": 3.0}
+    with pytest.raises(ConfigError, match=r"^env: DEMO_WORKERS must be a whole number, got 'seven'$"):
+        env_values(Section, {"DEMO_WORKERS": "seven"}, "env")
+
+
+def test_declared_lists_the_settings_in_field_order() -> None:
+    items = declared(Section)
+    assert [d.name for d in items] == ["workers", "timeout_s", "rate", "share", "mode", "enabled", "hosts"]
+    assert items[0].constraint == Constraint(minimum=1, env=("DEMO_WORKERS",))
+    assert items[3].optional and items[3].base is float and not items[0].optional
+
+
+def test_unknown_keys_are_named_with_the_known_ones() -> None:
+    reject_unknown({"a": 1}, ("a", "b"))
+    with pytest.raises(ConfigError, match=r"^f.toml: unknown \[x\] setting c, d \(known: a, b\)$"):
+        reject_unknown({"d": 1, "c": 2, "a": 3}, ("b", "a"), "f.toml", "[x] setting")
+
+
+@dataclass(frozen=True)
+class Widget(Configurable):
+    """A component whose option declares its bounds."""
+
+    name = "widget"
+    size: int = setting(3, minimum=1, maximum=10)
+
+
+def test_a_component_option_declared_with_bounds_is_range_checked() -> None:
+    assert Widget().configure(size="10").size == 10
+    with pytest.raises(ConfigError, match=r"^widget: size must be a whole number in \[1, 10\], got 11$"):
+        Widget().configure(size="11")
+    with pytest.raises(ConfigError, match="widget: size must be a whole number in"):
+        Widget(size=0)
