@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from factcheck.errors import SourceError
+from factcheck.eval.datasets.core import DatasetReader
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.plugins.manager import get_plugin_manager, reset_plugins
 from factcheck.sources.base import Source
@@ -101,6 +102,10 @@ class _ObjectsPlugin:
 
         self._register(register, (Scorer, LabelRule))  # type: ignore[arg-type]
 
+    @hookimpl
+    def register_datasets(self, register: Callable[[Any], None]) -> None:
+        self._register(register, DatasetReader)
+
 
 _counter = itertools.count()
 
@@ -108,7 +113,7 @@ _counter = itertools.count()
 @contextmanager
 def registered(*plugins: Any, name: str = "factcheck-testing") -> Iterator[None]:
     """Register plugins for the block: plugin modules/objects with hook implementations,
-    or component instances (sources, verifiers, extractors, scorers, label rules).
+    or component instances (sources, verifiers, extractors, scorers, label rules, dataset readers).
 
     Blocks nest. Hook names are checked as for installed plugins (a misspelt hook
     raises ``pluggy.PluginValidationError``).
@@ -137,4 +142,4 @@ def _is_component(obj: Any) -> bool:
     from factcheck.extractors.base import ClaimExtractor
     from factcheck.scoring.base import LabelRule, Scorer
 
-    return isinstance(obj, Source | Verifier | ClaimExtractor | Scorer | LabelRule)
+    return isinstance(obj, Source | Verifier | ClaimExtractor | Scorer | LabelRule | DatasetReader)

@@ -31,6 +31,7 @@ import click
 import pluggy
 
 from factcheck.errors import PluginError, UnknownComponentError
+from factcheck.eval.datasets.core import DatasetReader
 from factcheck.extractors.base import ClaimExtractor
 from factcheck.plugins import hookspecs
 from factcheck.scoring.base import LabelRule, Scorer
@@ -52,6 +53,13 @@ BUILTIN_PLUGINS = (
     "factcheck.verifiers.nli",
     "factcheck.verifiers.llm",
     "factcheck.scoring.builtins",
+    "factcheck.eval.datasets.scifact",
+    "factcheck.eval.datasets.fever",
+    "factcheck.eval.datasets.biomedical",
+    "factcheck.eval.datasets.wice",
+    "factcheck.eval.datasets.averitec",
+    "factcheck.eval.datasets.liar",
+    "factcheck.eval.datasets.anli",
     "factcheck.cli",
     "factcheck.eval.cli",
     "factcheck.eval.calibrate",
@@ -67,6 +75,7 @@ KINDS: dict[str, tuple[str, tuple[type, ...]]] = {
     "scorers": ("register_scorers", (Scorer,)),
     "label_rules": ("register_scorers", (LabelRule,)),
     "commands": ("register_commands", (click.Command,)),
+    "datasets": ("register_datasets", (DatasetReader,)),
 }
 
 _SINGULAR = {
@@ -76,6 +85,7 @@ _SINGULAR = {
     "scorers": "scorer",
     "label_rules": "label rule",
     "commands": "command",
+    "datasets": "dataset",
 }
 
 
@@ -301,6 +311,11 @@ def get_label_rules() -> dict[str, LabelRule]:
 def get_commands() -> dict[str, click.Command]:
     """Registered CLI commands by name."""
     return dict(get_registry().components["commands"])
+
+
+def get_datasets() -> dict[str, DatasetReader]:
+    """Registered evaluation dataset readers by name."""
+    return dict(get_registry().components["datasets"])
 
 
 def list_plugins(include_builtins: bool = False) -> list[dict[str, Any]]:
