@@ -310,6 +310,33 @@ def test_a_dataset_name_clash_keeps_the_built_in_reader(tmp_path: Path) -> None:
         load_dataset("liar", tmp_path)  # still LIAR's reader, which wants liar/valid.jsonl
 
 
+def test_trace_plugins_writes_each_hook_call_to_stderr(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    class Raises:
+        @factcheck.hookimpl
+        def register_sources(self, register):  # type: ignore[no-untyped-def]
+            raise RuntimeError("boom")
+
+    monkeypatch.setenv("FACTCHECK_TRACE_PLUGINS", "1")
+    reset_plugins(reload=True)
+    try:
+        with pytest.warns(PluginWarning), registered(Raises(), name="tracer"):
+            get_registry()
+    finally:
+        monkeypatch.delenv("FACTCHECK_TRACE_PLUGINS")
+        reset_plugins(reload=True)
+    err = capsys.readouterr().err.splitlines()
+    assert "factcheck plugins: register_sources(register) -> factcheck.sources.corpus" in err
+    assert "factcheck plugins: register_datasets(register) -> factcheck.eval.datasets.scifact" in err
+    assert "factcheck plugins: register_sources raised RuntimeError: boom" in err
+    # a plugin registered at run time is traced too (registered() numbers its plugins: tracer-N)
+    assert any(re.fullmatch(r"factcheck plugins: register_sources\(register\) -> tracer-\d+", line) for line in err)
+    assert all(line.startswith("factcheck plugins: ") for line in err)  # nothing else: no warning reaches stderr
+    get_registry()  # untraced once the variable is gone
+    assert capsys.readouterr().err == ""
+
+
 def test_every_hook_has_a_test_and_documentation() -> None:
     assert HOOKS == [
         "register_commands",

@@ -11,6 +11,9 @@ Environment switches:
 - ``FACTCHECK_LOAD_PLUGINS``: comma-separated allow-list of entry points
   (entry-point or distribution names); set but empty loads none.
 - ``FACTCHECK_DISABLED_PLUGINS``: comma-separated block-list.
+- ``FACTCHECK_TRACE_PLUGINS=1``: write each hook call, and the plugins it
+  reaches, to standard error (pluggy's hook-call monitoring, as datasette's
+  ``DATASETTE_TRACE_PLUGINS``).
 
 A plugin that fails to import, uses a hook name that does not exist, or raises
 inside a hook is skipped with a warning naming its distribution.
@@ -21,9 +24,10 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import os
+import sys
 import threading
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -205,6 +209,24 @@ def _load_entry_points(pm: pluggy.PluginManager) -> None:
         _load_problems[ep.name] = PluginInfo(ep.name, False, dist_name, version, problems=[problem])
 
 
+def _tracing() -> bool:
+    return os.environ.get("FACTCHECK_TRACE_PLUGINS", "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def _trace_before(hook: str, impls: Sequence[pluggy.HookImpl], kwargs: Mapping[str, object]) -> None:
+    if impls:  # the registry asks each plugin in turn: a call reaching none is noise
+        names = ", ".join(impl.plugin_name for impl in impls)
+        print(f"factcheck plugins: {hook}({', '.join(kwargs)}) -> {names}", file=sys.stderr, flush=True)
+
+
+def _trace_after(
+    outcome: pluggy.Result[object], hook: str, impls: Sequence[pluggy.HookImpl], kwargs: Mapping[str, object]
+) -> None:
+    if impls and outcome.exception is not None:
+        error = f"{type(outcome.exception).__name__}: {outcome.exception}"
+        print(f"factcheck plugins: {hook} raised {error}", file=sys.stderr, flush=True)
+
+
 def get_plugin_manager() -> pluggy.PluginManager:
     """The process-wide plugin manager, with built-ins and entry points loaded."""
     global _pm
@@ -212,6 +234,8 @@ def get_plugin_manager() -> pluggy.PluginManager:
         if _pm is None:
             pm = pluggy.PluginManager(ENTRY_POINT_GROUP)
             pm.add_hookspecs(hookspecs)
+            if _tracing():
+                pm.add_hookcall_monitoring(_trace_before, _trace_after)
             for module_name in BUILTIN_PLUGINS:
                 pm.register(importlib.import_module(module_name), name=module_name)
             _load_entry_points(pm)
