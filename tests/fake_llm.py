@@ -1,6 +1,6 @@
-"""The fake chat model (:class:`factcheck.testing_llm.FakeModel`) as a route of tests.fakes.FakeServer.
+"""The fake chat model (:class:`factcheck.testing.llm.FakeModel`) as a route of the fake server.
 
-``fake_model`` answers like a small, gullible model (see factcheck.testing_llm):
+``fake_model`` answers like a small, gullible model (see factcheck.testing.llm):
 a verdict when asked for ``"factuality"`` (FALSE for what it knows to be false,
 for claims saying "not" or "never", or when a passage says "never"), one claim
 per sentence when asked for ``"claims"``, prose otherwise; it obeys
@@ -10,12 +10,12 @@ builds a route for any :class:`FakeModel`, quirks included.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from factcheck.testing_llm import PASSAGE, FakeModel, chat_completion
-from tests.fakes import Request, Response
+from factcheck.testing.http import Request, Response
+from factcheck.testing.llm import PASSAGE, FakeModel, chat_completion, model_route
 
 SELF_ANSWER = PASSAGE
+
+__all__ = ["SELF_ANSWER", "completion", "fake_model", "model_route"]
 
 
 def completion(
@@ -23,16 +23,6 @@ def completion(
 ) -> dict:
     """An OpenAI chat.completion object."""
     return chat_completion(content, model, prompt_tokens, completion_tokens, **kw)  # type: ignore[arg-type]
-
-
-def model_route(model: FakeModel) -> Callable[[Request], Response]:
-    """A FakeServer route answering chat-completions requests with ``model``."""
-
-    def route(request: Request) -> Response:
-        status, body = model.respond(request.json())
-        return Response(body, status=status)
-
-    return route
 
 
 def fake_model(request: Request) -> Response:

@@ -17,10 +17,13 @@ from click.testing import CliRunner
 
 import factcheck
 from factcheck.cli import cli
+from factcheck.errors import ConfigError
+from factcheck.eval.datasets import Dataset, DatasetReader, EvalItem, load_dataset
 from factcheck.plugins import hookspecs, list_plugins, reset_plugins
 from factcheck.plugins.manager import PluginWarning, get_plugin_manager, get_registry
 from factcheck.scoring.labels import ThresholdRule
 from factcheck.testing import ScriptedVerifier, StaticSource, registered
+from factcheck.types import Label
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILTIN_SOURCES = {"corpus", "given", "selfcheck", "wikipedia", "serper", "serpapi"}
@@ -83,6 +86,8 @@ def test_builtins_register_through_the_hooks() -> None:
     assert set(factcheck.get_extractors()) == {"sentence", "llm"}
     assert set(factcheck.get_scorers()) == {"mafc", "average", "normsum", "majority", "pamas"}
     assert set(factcheck.get_label_rules()) == {"threshold", "compose", "probable"}
+    assert len(get_registry().components["datasets"]) == 13  # each family module registers its own
+    assert get_registry().plugins["factcheck.eval.datasets.liar"].registered == {"datasets": ["liar"]}
 
 
 def test_entry_point_plugin_is_loaded_with_its_distribution(site: Path) -> None:
@@ -256,9 +261,86 @@ def test_hook_register_commands() -> None:
     assert CliRunner().invoke(cli, ["hello"]).exit_code != 0
 
 
+def read_two_texts(data_dir: Path, seed: int = 0) -> Dataset:
+    """A dataset a plugin ships: two one-claim texts, no data file needed."""
+    items = tuple(EvalItem(f"p{n}-{seed}", f"Claim {n}.", (Label.TRUE, Label.FALSE)[n], ()) for n in range(2))
+    return Dataset("two-texts", 2, items, False, f"two texts, seed {seed}")
+
+
+def test_hook_register_datasets(tmp_path: Path) -> None:
+    with registered(DatasetReader("two-texts", read_two_texts)):
+        assert "two-texts" in get_registry().components["datasets"]
+        data = load_dataset("two-texts", tmp_path, seed="3")  # options coerced as the built-ins' are
+        assert [item.id for item in data.items] == ["p0-3", "p1-3"]
+        # factcheck eval looks the name up the same way: the reader is found, its option checked
+        result = CliRunner().invoke(cli, ["eval", "two-texts", "--data-dir", str(tmp_path), "--dataset-option", "x=1"])
+        assert "dataset 'two-texts': unknown option x (options: seed)" in result.output
+    with pytest.raises(ConfigError, match=r"unknown dataset 'two-texts' \(available: anli, "):
+        load_dataset("two-texts", tmp_path)
+
+
+def test_an_installed_plugin_s_dataset_is_found_by_load_dataset(site: Path) -> None:
+    code = """
+        import factcheck
+        from factcheck.eval.datasets import Dataset, DatasetReader, EvalItem
+        from factcheck.types import Label
+
+        def read(data_dir, size: int = 1):
+            items = tuple(EvalItem(f"i{n}", "A claim.", Label.TRUE, ()) for n in range(size))
+            return Dataset("extra-set", 2, items, False, "from a plugin")
+
+        @factcheck.hookimpl
+        def register_datasets(register):
+            register(DatasetReader("extra-set", read))
+    """
+    make_distribution(site, "factcheck-sets", "sets", "fc_sets", code)
+    reload()
+    assert len(load_dataset("extra-set", site, size="4").items) == 4
+    (info,) = list_plugins()
+    assert info["registered"] == {"datasets": ["extra-set"]}
+
+
+def test_a_dataset_name_clash_keeps_the_built_in_reader(tmp_path: Path) -> None:
+    clash = "dataset 'liar' is already registered by factcheck.eval.datasets.liar"
+    with (
+        pytest.warns(PluginWarning, match=clash),
+        registered(DatasetReader("liar", read_two_texts)),
+        pytest.raises(factcheck.errors.InputError, match="missing data file"),
+    ):
+        load_dataset("liar", tmp_path)  # still LIAR's reader, which wants liar/valid.jsonl
+
+
+def test_trace_plugins_writes_each_hook_call_to_stderr(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    class Raises:
+        @factcheck.hookimpl
+        def register_sources(self, register):  # type: ignore[no-untyped-def]
+            raise RuntimeError("boom")
+
+    monkeypatch.setenv("FACTCHECK_TRACE_PLUGINS", "1")
+    reset_plugins(reload=True)
+    try:
+        with pytest.warns(PluginWarning), registered(Raises(), name="tracer"):
+            get_registry()
+    finally:
+        monkeypatch.delenv("FACTCHECK_TRACE_PLUGINS")
+        reset_plugins(reload=True)
+    err = capsys.readouterr().err.splitlines()
+    assert "factcheck plugins: register_sources(register) -> factcheck.sources.corpus" in err
+    assert "factcheck plugins: register_datasets(register) -> factcheck.eval.datasets.scifact" in err
+    assert "factcheck plugins: register_sources raised RuntimeError: boom" in err
+    # a plugin registered at run time is traced too (registered() numbers its plugins: tracer-N)
+    assert any(re.fullmatch(r"factcheck plugins: register_sources\(register\) -> tracer-\d+", line) for line in err)
+    assert all(line.startswith("factcheck plugins: ") for line in err)  # nothing else: no warning reaches stderr
+    get_registry()  # untraced once the variable is gone
+    assert capsys.readouterr().err == ""
+
+
 def test_every_hook_has_a_test_and_documentation() -> None:
     assert HOOKS == [
         "register_commands",
+        "register_datasets",
         "register_extractors",
         "register_scorers",
         "register_sources",

@@ -39,3 +39,8 @@ def register_scorers(register: Callable[[Any], None]) -> None:
 @hookspec
 def register_commands(register: Callable[[Any], None]) -> None:
     """Register CLI subcommands: ``register(command)`` with a :class:`click.Command`."""
+
+
+@hookspec
+def register_datasets(register: Callable[[Any], None]) -> None:
+    """Register evaluation datasets: ``register(reader)`` with a :class:`factcheck.eval.datasets.DatasetReader`."""

@@ -11,6 +11,9 @@ Environment switches:
 - ``FACTCHECK_LOAD_PLUGINS``: comma-separated allow-list of entry points
   (entry-point or distribution names); set but empty loads none.
 - ``FACTCHECK_DISABLED_PLUGINS``: comma-separated block-list.
+- ``FACTCHECK_TRACE_PLUGINS=1``: write each hook call, and the plugins it
+  reaches, to standard error (pluggy's hook-call monitoring, as datasette's
+  ``DATASETTE_TRACE_PLUGINS``).
 
 A plugin that fails to import, uses a hook name that does not exist, or raises
 inside a hook is skipped with a warning naming its distribution.
@@ -21,9 +24,10 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import os
+import sys
 import threading
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +35,7 @@ import click
 import pluggy
 
 from factcheck.errors import PluginError, UnknownComponentError
+from factcheck.eval.datasets.core import DatasetReader
 from factcheck.extractors.base import ClaimExtractor
 from factcheck.plugins import hookspecs
 from factcheck.scoring.base import LabelRule, Scorer
@@ -52,6 +57,13 @@ BUILTIN_PLUGINS = (
     "factcheck.verifiers.nli",
     "factcheck.verifiers.llm",
     "factcheck.scoring.builtins",
+    "factcheck.eval.datasets.scifact",
+    "factcheck.eval.datasets.fever",
+    "factcheck.eval.datasets.biomedical",
+    "factcheck.eval.datasets.wice",
+    "factcheck.eval.datasets.averitec",
+    "factcheck.eval.datasets.liar",
+    "factcheck.eval.datasets.anli",
     "factcheck.cli",
     "factcheck.eval.cli",
     "factcheck.eval.calibrate",
@@ -67,6 +79,7 @@ KINDS: dict[str, tuple[str, tuple[type, ...]]] = {
     "scorers": ("register_scorers", (Scorer,)),
     "label_rules": ("register_scorers", (LabelRule,)),
     "commands": ("register_commands", (click.Command,)),
+    "datasets": ("register_datasets", (DatasetReader,)),
 }
 
 _SINGULAR = {
@@ -76,6 +89,7 @@ _SINGULAR = {
     "scorers": "scorer",
     "label_rules": "label rule",
     "commands": "command",
+    "datasets": "dataset",
 }
 
 
@@ -195,6 +209,24 @@ def _load_entry_points(pm: pluggy.PluginManager) -> None:
         _load_problems[ep.name] = PluginInfo(ep.name, False, dist_name, version, problems=[problem])
 
 
+def _tracing() -> bool:
+    return os.environ.get("FACTCHECK_TRACE_PLUGINS", "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def _trace_before(hook: str, impls: Sequence[pluggy.HookImpl], kwargs: Mapping[str, object]) -> None:
+    if impls:  # the registry asks each plugin in turn: a call reaching none is noise
+        names = ", ".join(impl.plugin_name for impl in impls)
+        print(f"factcheck plugins: {hook}({', '.join(kwargs)}) -> {names}", file=sys.stderr, flush=True)
+
+
+def _trace_after(
+    outcome: pluggy.Result[object], hook: str, impls: Sequence[pluggy.HookImpl], kwargs: Mapping[str, object]
+) -> None:
+    if impls and outcome.exception is not None:
+        error = f"{type(outcome.exception).__name__}: {outcome.exception}"
+        print(f"factcheck plugins: {hook} raised {error}", file=sys.stderr, flush=True)
+
+
 def get_plugin_manager() -> pluggy.PluginManager:
     """The process-wide plugin manager, with built-ins and entry points loaded."""
     global _pm
@@ -202,6 +234,8 @@ def get_plugin_manager() -> pluggy.PluginManager:
         if _pm is None:
             pm = pluggy.PluginManager(ENTRY_POINT_GROUP)
             pm.add_hookspecs(hookspecs)
+            if _tracing():
+                pm.add_hookcall_monitoring(_trace_before, _trace_after)
             for module_name in BUILTIN_PLUGINS:
                 pm.register(importlib.import_module(module_name), name=module_name)
             _load_entry_points(pm)
@@ -301,6 +335,11 @@ def get_label_rules() -> dict[str, LabelRule]:
 def get_commands() -> dict[str, click.Command]:
     """Registered CLI commands by name."""
     return dict(get_registry().components["commands"])
+
+
+def get_datasets() -> dict[str, DatasetReader]:
+    """Registered evaluation dataset readers by name."""
+    return dict(get_registry().components["datasets"])
 
 
 def list_plugins(include_builtins: bool = False) -> list[dict[str, Any]]:

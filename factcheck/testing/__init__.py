@@ -1,0 +1,25 @@
+"""Helpers for testing factcheck plugins (and factcheck itself).
+
+- :class:`StaticSource` returns the same passages for every claim.
+- :class:`ScriptedVerifier` answers from a script: the first rule whose text
+  occurs in the claim decides, else the default.
+- :func:`registered` registers plugin objects for the duration of a ``with``
+  block, so a test sees them through ``get_sources()`` and the CLI.
+
+The fakes of services live in submodules: :mod:`factcheck.testing.http` (the one
+fake HTTP server: scripted answers on 127.0.0.1) and :mod:`factcheck.testing.llm`
+(a fake OpenAI-compatible model served by it).
+
+Example::
+
+    from factcheck import Agent, Checker
+    from factcheck.testing import ScriptedVerifier, StaticSource
+
+    checker = Checker(agents=[Agent("a", StaticSource(), ScriptedVerifier({"Paris": (True, 0.9)}))])
+    assert checker.check("The Eiffel Tower is in Paris.").label == "TRUE"
+"""
+
+from factcheck.testing.components import ScriptedVerifier, StaticSource
+from factcheck.testing.plugins import registered
+
+__all__ = ["ScriptedVerifier", "StaticSource", "registered"]
