@@ -12,10 +12,10 @@ fake HTTP server: scripted answers on 127.0.0.1) and :mod:`factcheck.testing.llm
 
 Example::
 
-    from factcheck import Agent, Checker
+    from factcheck import Agent, build_checker
     from factcheck.testing import ScriptedVerifier, StaticSource
 
-    checker = Checker(agents=[Agent("a", StaticSource(), ScriptedVerifier({"Paris": (True, 0.9)}))])
+    checker = build_checker(agents=[Agent("a", StaticSource(), ScriptedVerifier(rules={"Paris": (True, 0.9)}))])
     assert checker.check("The Eiffel Tower is in Paris.").label == "TRUE"
 """
 
