@@ -7,24 +7,30 @@
 The public API is exactly what this module exports.
 """
 
-from factcheck.build import build_checker
+from factcheck.build import build_checker, check
 from factcheck.config import AgentSpec, Settings, load_settings
+from factcheck.context import CheckContext
 from factcheck.errors import (
+    BudgetReachedError,
     ConfigError,
     FactcheckError,
     InputError,
     LLMError,
+    LLMRefusedError,
     MissingKeyError,
     PluginError,
+    ServiceHTTPError,
     ServiceRefusedError,
+    ServiceUnreachableError,
     SourceError,
+    SourceRefusedError,
     UnknownComponentError,
     VerifierError,
 )
 from factcheck.events import CheckEvent, ClaimChecked, ClaimsFound, TextChecked
 from factcheck.extractors.base import ClaimExtractor
 from factcheck.limits import Limits
-from factcheck.pipeline import Agent, Checker, check
+from factcheck.pipeline import Agent, Checker
 from factcheck.plugins import (
     get_extractors,
     get_label_rules,
@@ -59,6 +65,8 @@ __all__ = [
     "Agent",
     "AgentSpec",
     "Assessment",
+    "BudgetReachedError",
+    "CheckContext",
     "CheckEvent",
     "Checker",
     "Claim",
@@ -76,17 +84,21 @@ __all__ = [
     "JudgingAgent",
     "Judgment",
     "LLMError",
+    "LLMRefusedError",
     "Label",
     "LabelRule",
     "Limits",
     "MissingKeyError",
     "PluginError",
     "Scorer",
+    "ServiceHTTPError",
     "ServiceRefusedError",
+    "ServiceUnreachableError",
     "Settings",
     "SkippedSentence",
     "Source",
     "SourceError",
+    "SourceRefusedError",
     "TextChecked",
     "TextVerdict",
     "UnknownComponentError",

@@ -27,6 +27,7 @@ from factcheck.pipeline import Agent, Checker, answer_options
 from factcheck.plugins.manager import get_registry
 from factcheck.routing import RoutingPolicy, build_routing
 from factcheck.scoring.base import LabelRule, Scorer
+from factcheck.types import TextVerdict
 
 FALLBACK_EXTRACTOR = "sentence"  # splits the text when a model-based extractor fails
 
@@ -70,6 +71,12 @@ def build_checker(
         profile=settings.profile if agents is None else None,
         fallback_extractor=get_registry().get("extractors", FALLBACK_EXTRACTOR),
     )
+
+
+def check(text: str, as_of: str | None = None, **options: Any) -> TextVerdict:
+    """Check ``text``, written at ``as_of`` (ISO 8601; default now), with the checker :func:`build_checker`
+    builds from ``options``."""
+    return build_checker(**options).check(text, as_of=as_of)
 
 
 def limits(settings: Settings) -> Limits:
@@ -178,6 +185,7 @@ __all__ = [
     "build_checker",
     "build_extractor",
     "build_scoring",
+    "check",
     "fingerprint",
     "limits",
     "resolve_scoring",

@@ -49,14 +49,14 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
-from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from factcheck.context import current
 from factcheck.options import check_fields, coerce_section, env_values, setting
 from factcheck.paths import cache_dir
-from factcheck.usage import current_usage, record_cache_hit
+from factcheck.usage import record_cache_hit
 
 T = TypeVar("T")
 log = logging.getLogger("factcheck.cache")
@@ -439,9 +439,6 @@ def _corrupt(exc: sqlite3.DatabaseError) -> bool:
     return type(exc) is sqlite3.DatabaseError
 
 
-current_cache: ContextVar[Cache | None] = ContextVar("factcheck_cache", default=None)
-
-
 class ReusableJudgments:
     """Mixin of sources and verifiers: may a judgment made with this component be reused?
 
@@ -481,7 +478,7 @@ async def cached(
     A result that records an absence (``absent(result)``; by default an empty
     list, mapping or string) is stored only for the cache's ``absence_ttl_s``.
     """
-    cache = current_cache.get()
+    cache = current().cache
     if cache is None:
         value = await compute()
         if validate is not None:
@@ -510,7 +507,7 @@ async def cached(
 
 def _note(cache: Cache) -> None:
     """Tell the current check, once, what is wrong with ``cache`` (see :meth:`Cache.problem`, :meth:`Cache.news`)."""
-    recorder = current_usage.get()
+    recorder = current().usage
     if recorder is None:
         return
     for note in (*cache.news(), cache.problem()):

@@ -31,10 +31,10 @@ import calendar
 import functools
 import re
 from collections.abc import Sequence
-from contextvars import ContextVar
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+from factcheck.context import current
 from factcheck.dates import moment
 from factcheck.types import Claim, ClaimTime, Evidence, Judgment
 
@@ -72,9 +72,6 @@ _NUMBERS = {
 RECENT = timedelta(days=30)
 # Evidence dated this far from the time a claim about the present speaks of is of another time.
 DRIFT = timedelta(days=365)
-
-# The reference time of the text being checked, for the sources that can read the past (set by the checker).
-current_reference: ContextVar[datetime | None] = ContextVar("factcheck_reference_time", default=None)
 
 
 def reference_time(as_of: str | None) -> datetime:
@@ -204,7 +201,7 @@ def reading_times(claim: Claim, reference: datetime | None = None, now: datetime
     reference time (when the text was written: a page may not go back to 1889); each only when it lies more
     than 30 days before ``now``. ``reference`` defaults to the current check's.
     """
-    reference = reference if reference is not None else current_reference.get()
+    reference = reference if reference is not None else current().reference
     now = now or datetime.now(UTC)
     wanted: list[date] = []
     if claim.time is not None and claim.time.kind != "present":
@@ -282,7 +279,7 @@ def time_notes(claim: Claim, judgments: Sequence[Judgment]) -> tuple[str, ...]:
 def written_before(reference: datetime | None = None, now: datetime | None = None) -> date | None:
     """The last publication date a search should accept for the current check: the day its text was written,
     when that is more than 30 days ago (what was known then); ``None`` for a text of today."""
-    reference = reference if reference is not None else current_reference.get()
+    reference = reference if reference is not None else current().reference
     now = now or datetime.now(UTC)
     if reference is None or reference.date() >= (now - RECENT).date():
         return None

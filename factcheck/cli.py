@@ -544,15 +544,13 @@ def check(
             trust_file=trust_file,
         )
     )
-    from factcheck.usage import Spending, current_spending
+    from factcheck.context import using
+    from factcheck.usage import Spending
 
     budgeted = any(limit is not None for limit in (max_cost, max_llm_calls, max_searches))
     spending = Spending(max_llm_calls, max_cost, max_searches) if budgeted else None
-    token = current_spending.set(spending)
-    try:
+    with using(spending=spending):
         verdict = checker.check(content, as_of=as_of)
-    finally:
-        current_spending.reset(token)
     if fmt == "json":
         click.echo(json.dumps(verdict.to_dict(), ensure_ascii=False, indent=2))
     elif fmt == "jsonl":  # one line per text: what `factcheck score` and other JSON Lines readers take

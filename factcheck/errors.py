@@ -9,9 +9,13 @@ so a caller can catch one type; the CLI prints those as a single line::
     ├── InputError               the text or file handed in cannot be checked
     ├── PluginError              a plugin registered something unusable
     ├── SourceError              a source failed to retrieve evidence (its agent abstains)
-    │   └── MissingKeyError        a source needs an API key that is not set (its agent is skipped)
+    │   ├── MissingKeyError        a source needs an API key that is not set (its agent is skipped)
+    │   ├── ServiceHTTPError       a service answered with an HTTP error (status and its own words)
+    │   └── SourceRefusedError     a service refused a source for good (also a ServiceRefusedError)
+    │       └── ServiceUnreachableError  its host cannot be reached
     ├── VerifierError            a verifier failed to judge (its agent abstains)
     ├── LLMError                 a model call failed or its answer was unusable
+    │   └── LLMRefusedError        the model server refused for good (also a ServiceRefusedError)
     ├── ServiceRefusedError      a service refused for a reason that lasts (bad key, unknown model):
     │                            the rest of the check stops asking it (with LLMError or SourceError)
     └── BudgetReachedError       a spending limit (--max-llm-calls, --max-cost) stopped a paid call before it was made
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from typing import Any
 
 
 class FactcheckError(Exception):
@@ -81,6 +86,32 @@ class BudgetReachedError(FactcheckError):
 
 class LLMRefusedError(LLMError, ServiceRefusedError):
     """The model server refused the request for good (HTTP 401, 403, 404 or an unknown model)."""
+
+
+class ServiceHTTPError(SourceError):
+    """A service answered with an HTTP error that was not retried (or still failed after retries).
+
+    ``status`` is the HTTP status, ``message`` the server's own words (at most
+    :data:`factcheck.net.MESSAGE_CHARS` characters), ``content_type`` its media type and ``body``
+    its JSON (``None`` when it sent none), so a source can recognise a particular refusal.
+    """
+
+    def __init__(self, service: str, status: int, message: str, content_type: str, body: Any = None) -> None:
+        super().__init__(f"{service}: HTTP {status}: {message}".rstrip(": "))
+        self.status = status
+        self.message = message
+        self.content_type = content_type
+        self.body = body  # the answer's JSON, or None: a source that reads its API's error objects itself
+
+
+class SourceRefusedError(SourceError, ServiceRefusedError):
+    """A service refused a source for a reason that lasts (a rejected key, a refused User-Agent):
+    asking again in this check would be refused the same way."""
+
+
+class ServiceUnreachableError(SourceRefusedError):
+    """A service's host could not be reached (connection refused, a failed DNS lookup, no connection in
+    time). A refusal that lasts for this check: its agent abstains with it and is not asked again."""
 
 
 def raise_errors_requested() -> bool:

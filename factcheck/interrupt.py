@@ -4,7 +4,7 @@ A coroutine is cancelled where it awaits; a synchronous method handed to a worke
 thread (spaCy splitting a text into claims) cannot be, and goes on spending CPU
 after its caller is gone: a client that disconnects during claim splitting
 would cost the whole split. The caller sets an :class:`Interrupt` as
-:data:`current_interrupt`; the context variable follows the call into its
+:class:`~factcheck.context.CheckContext`'s ``interrupt``; the context follows the call into its
 thread (:func:`factcheck.plugins.calls.call_plugin` copies the context), where
 :func:`interruptible` runs the work. :meth:`Interrupt.request` then raises
 :class:`Abandoned` inside that thread at its next Python instruction (CPython's
@@ -22,7 +22,8 @@ import ctypes
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
+
+from factcheck.context import current
 
 
 class Abandoned(BaseException):
@@ -78,13 +79,10 @@ class Interrupt:
                     _raise_in(thread_id, None)
 
 
-current_interrupt: ContextVar[Interrupt | None] = ContextVar("factcheck_interrupt", default=None)
-
-
 @contextmanager
 def interruptible() -> Iterator[None]:
-    """Run the block under the caller's :data:`current_interrupt`, if it set one."""
-    interrupt = current_interrupt.get()
+    """Run the block under the interrupt of the caller's check (:class:`~factcheck.context.CheckContext`), if any."""
+    interrupt = current().interrupt
     if interrupt is None:
         yield
         return

@@ -6,8 +6,8 @@ call on a short-lived loop), the transport under it (injectable: tests, a proxy,
 a recorder), time-outs, a concurrency limit per host, bounded retries that
 honour ``Retry-After``, and the one memory of refusals (:class:`Refusals`).
 Requests go through :func:`service`: the current check's service
-(:data:`current_service`, set with :func:`use_service`), else
-:data:`DEFAULT_SERVICE`.
+(:class:`~factcheck.context.CheckContext`'s ``service``, set for a block with
+:func:`use_service`), else :data:`DEFAULT_SERVICE`.
 
 A failed answer raises :class:`ServiceHTTPError` (a SourceError carrying the
 status and the server's own message). A refusal no retry will fix (a rejected
@@ -39,7 +39,6 @@ import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
-from contextvars import ContextVar
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -47,9 +46,10 @@ from typing import Any
 import certifi
 import httpx
 
-from factcheck.errors import ServiceRefusedError, SourceError
+from factcheck.context import current, using
+from factcheck.errors import ServiceHTTPError, ServiceUnreachableError, SourceError
 from factcheck.plugins.calls import on_plugin_loop
-from factcheck.usage import UsageRecorder, charge_search, current_usage
+from factcheck.usage import UsageRecorder, charge_search
 
 
 def package_version() -> str:
@@ -81,32 +81,6 @@ def tls_context() -> ssl.SSLContext:
     shared, a new client costs well under a millisecond, so per-call clients (short-lived loops) stay cheap.
     """
     return ssl.create_default_context(cafile=certifi.where())
-
-
-class ServiceHTTPError(SourceError):
-    """A service answered with an HTTP error that was not retried (or still failed after retries).
-
-    ``status`` is the HTTP status, ``message`` the server's own words (at most
-    :data:`MESSAGE_CHARS` characters), ``content_type`` its media type and ``body``
-    its JSON (``None`` when it sent none), so a source can recognise a particular refusal.
-    """
-
-    def __init__(self, service: str, status: int, message: str, content_type: str, body: Any = None) -> None:
-        super().__init__(f"{service}: HTTP {status}: {message}".rstrip(": "))
-        self.status = status
-        self.message = message
-        self.content_type = content_type
-        self.body = body  # the answer's JSON, or None: a source that reads its API's error objects itself
-
-
-class SourceRefusedError(SourceError, ServiceRefusedError):
-    """A service refused a source for a reason that lasts (a rejected key, a refused User-Agent):
-    asking again in this check would be refused the same way."""
-
-
-class ServiceUnreachableError(SourceRefusedError):
-    """A service's host could not be reached (connection refused, a failed DNS lookup, no connection in
-    time). A refusal that lasts for this check: its agent abstains with it and is not asked again."""
 
 
 Key = tuple[str, ...]
@@ -145,7 +119,7 @@ class Refusals:
         with self._lock:
             self._accepted.discard(key)
             if for_check:
-                if (recorder := current_usage.get()) is not None:
+                if (recorder := current().usage) is not None:
                     self._in_check.setdefault(recorder, {}).setdefault(key, reason)
             elif self._reason_locked(key) is None:
                 self._reasons[key] = (time.monotonic() + (self.ttl_s if ttl_s is None else ttl_s), reason)
@@ -162,7 +136,7 @@ class Refusals:
             entry = None
         if entry is not None:
             return entry[1]
-        recorder = current_usage.get()
+        recorder = current().usage
         return self._in_check.get(recorder, {}).get(key) if recorder is not None else None
 
     def accept(self, key: Key) -> None:
@@ -459,23 +433,20 @@ class Service:
 
 
 DEFAULT_SERVICE = Service(refusals=REFUSALS)
-current_service: ContextVar[Service | None] = ContextVar("factcheck_service", default=None)
 
 
 def service() -> Service:
-    """The service requests go through now: the current one (:func:`use_service`), else :data:`DEFAULT_SERVICE`.
-    A context variable, so it follows a check into the plugin loops its components run on."""
-    return current_service.get() or DEFAULT_SERVICE
+    """The service requests go through now: the current check's (:func:`use_service`), else
+    :data:`DEFAULT_SERVICE`. Read from the check's context, so it follows a check into the plugin loops
+    its components run on."""
+    return current().service or DEFAULT_SERVICE
 
 
 @contextmanager
 def use_service(chosen: Service) -> Iterator[Service]:
     """Make ``chosen`` the service for the block (and the checks started in it)."""
-    token = current_service.set(chosen)
-    try:
+    with using(service=chosen):
         yield chosen
-    finally:
-        current_service.reset(token)
 
 
 def host_limit(url: str, concurrency: int) -> asyncio.Semaphore:

@@ -15,22 +15,24 @@ out of time, abstains on that claim with ``error`` set; the check completes.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import copy
 import inspect
 import json
 import time
 import unicodedata
 import weakref
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from concurrent.futures import CancelledError as CancelledFuture
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from factcheck.cache import Cache, cache_key, cached, current_cache
-from factcheck.claimtime import current_reference, marked, reading_times, reference_time, with_times
+from factcheck.cache import Cache, cache_key, cached
+from factcheck.claimtime import marked, reading_times, reference_time, with_times
+from factcheck.context import CheckContext, current, enter, using
 from factcheck.errors import (
     BudgetReachedError,
     ConfigError,
@@ -44,13 +46,13 @@ from factcheck.errors import (
 from factcheck.events import CheckEvent, ClaimChecked, ClaimsFound, TextChecked
 from factcheck.extractors.base import ClaimExtractor
 from factcheck.independence import independent_judgments
-from factcheck.interrupt import Interrupt, current_interrupt
+from factcheck.interrupt import Interrupt
 from factcheck.judged_by import judged_by
 from factcheck.language import Detection
 from factcheck.language import detect as detect_language
 from factcheck.language import refusal as language_refusal
 from factcheck.limits import Limits
-from factcheck.llm.client import LLMSettings, current_llm_settings
+from factcheck.llm.client import LLMSettings
 from factcheck.plugins.calls import abandon, call_plugin, run_beside, settled, start_plugin, usable_evidence
 from factcheck.routing import AllAgents, RoutingPolicy
 from factcheck.scoring import score_claim, text_verdict
@@ -68,7 +70,7 @@ from factcheck.types import (
     SkippedSentence,
     TextVerdict,
 )
-from factcheck.usage import UsageRecorder, current_usage, record_cache_hit
+from factcheck.usage import UsageRecorder, record_cache_hit
 from factcheck.verifiers.base import Verifier
 
 JUDGMENT_CACHE_VERSION = "1"  # bump when a judgment's meaning changes; options and cache_version() cover the rest
@@ -207,9 +209,10 @@ class Checker:
             asyncio.get_running_loop()
         except RuntimeError:
             return asyncio.run(self.acheck(text, claims, as_of))
-        # Called from async code (a notebook): run on a private loop in a worker thread.
+        # Called from async code (a notebook): run on a private loop in a worker thread, in this context.
         with ThreadPoolExecutor(max_workers=1) as pool:
-            return pool.submit(asyncio.run, self.acheck(text, claims, as_of)).result()
+            run = contextvars.copy_context().run
+            return pool.submit(run, asyncio.run, self.acheck(text, claims, as_of)).result()
 
     async def acheck(
         self,
@@ -304,16 +307,9 @@ class Checker:
         with self._context(recorder), recorder.timed("extract"):
             return await self._extract(text, recorder, (max_claims, max_claims_by))
 
-    @contextmanager
-    def _context(self, recorder: UsageRecorder) -> Iterator[None]:
+    def _context(self, recorder: UsageRecorder) -> AbstractContextManager[CheckContext]:
         """Make ``recorder``, the LLM settings and the cache the current ones for components."""
-        tokens = (current_usage.set(recorder), current_llm_settings.set(self.llm), current_cache.set(self.cache))
-        try:
-            yield
-        finally:
-            current_usage.reset(tokens[0])
-            current_llm_settings.reset(tokens[1])
-            current_cache.reset(tokens[2])
+        return using(usage=recorder, llm=self.llm, cache=self.cache)
 
     def _refuse_unread_language(
         self, detection: Detection | None, broken: dict[str, str], recorder: UsageRecorder
@@ -431,12 +427,8 @@ class Checker:
             return unready[1]  # it hung a moment ago: do not make every check wait for it again
         running = self._preparing.get(key)
         if running is None:
-            tokens = (current_llm_settings.set(self.llm), current_cache.set(self.cache))
-            try:
+            with using(llm=self.llm, cache=self.cache):
                 running = _Preparing(start_plugin(component, "prepare", timeout_s=limit), time.monotonic())
-            finally:
-                current_llm_settings.reset(tokens[0])
-                current_cache.reset(tokens[1])
             self._preparing[key] = running
         ready_wait = self.ready_wait_s(wait_s)
         wait = 0.0 if key in self._slow else running.started + ready_wait - time.monotonic()
@@ -638,12 +630,13 @@ class _Run:
     ) -> None:
         """Run the check in this task, handing each event (or the error that stopped it) to ``emit``."""
         checker, recorder = self.checker, self.recorder
-        # This task's own context: what components read during the check, set once for all of it.
-        current_usage.set(recorder)
-        current_llm_settings.set(checker.llm)
-        current_cache.set(checker.cache)
-        current_reference.set(self.reference)
-        current_interrupt.set(self.interrupt)
+        # This task's own context (a copy of the caller's: the run's spending, a service it chose): what
+        # components share during the check, set once for all of it.
+        enter(
+            current().but(
+                usage=recorder, reference=self.reference, cache=checker.cache, llm=checker.llm, interrupt=self.interrupt
+            )
+        )
         try:
             emit(await self._check(given, emit, go))
         except asyncio.CancelledError:
@@ -857,14 +850,6 @@ async def _extraction(extractor: ClaimExtractor, text: str) -> Extraction:
             return found
         raise TypeError(f"extraction() must return an Extraction, got {type(found).__name__}")
     return Extraction(tuple(await call_plugin(extractor, "extract", text)))
-
-
-def check(text: str, as_of: str | None = None, **options: Any) -> TextVerdict:
-    """Check ``text``, written at ``as_of`` (ISO 8601; default now), with the checker
-    :func:`factcheck.build_checker` builds from ``options``."""
-    from factcheck.build import build_checker
-
-    return build_checker(**options).check(text, as_of=as_of)
 
 
 def _shown(retrieved: list[Evidence], ordered: tuple[Evidence, ...] | None) -> tuple[Evidence, ...]:

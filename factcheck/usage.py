@@ -13,8 +13,8 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
 
+from factcheck.context import current
 from factcheck.errors import BudgetReachedError
 from factcheck.types import Usage
 
@@ -66,8 +66,6 @@ class UsageRecorder:
             )
 
 
-current_usage: ContextVar[UsageRecorder | None] = ContextVar("factcheck_usage", default=None)
-
 # Cache hits that are no answer read from a cache: loading a search index built earlier (the corpus's BM25).
 INDEX_LOADS = frozenset({"corpus-index"})
 
@@ -101,7 +99,7 @@ def limit_reached(
 class Spending:
     """Limits on what many checks together may spend, checked before each paid call.
 
-    A batch makes one and sets it as :data:`current_spending` for all its checks.
+    A batch makes one and sets it as the spending of the context of all its checks (``context.using(spending=...)``).
     A model call first takes a slot with :meth:`charge` (so ``max_llm_calls`` is
     never exceeded, however many calls are in flight); its cost is added once
     its answer says how many tokens it took. ``max_cost_usd`` is checked before
@@ -164,40 +162,37 @@ class Spending:
             return f"{self.llm_calls} LLM calls, {searches}, ${self.cost_usd:.4f}"
 
 
-current_spending: ContextVar[Spending | None] = ContextVar("factcheck_spending", default=None)
-
-
 def charge_search(service: str) -> None:
     """Before a search request is sent (each retry too): take a slot from the current :class:`Spending`,
     if any (BudgetReachedError when spent), and count it in the check's ``usage.search_calls``."""
-    if (spending := current_spending.get()) is not None:
+    if (spending := current().spending) is not None:
         spending.charge_search(service)
     record_search()
 
 
 def charge_llm_call() -> None:
     """Before a model call: take a slot from the current :class:`Spending`, if any (BudgetReachedError when spent)."""
-    if (spending := current_spending.get()) is not None:
+    if (spending := current().spending) is not None:
         spending.charge()
 
 
 def record_call(key: str, n: int = 1) -> None:
     """Count a call to a component or service (``"corpus-index:build"``)."""
-    if (recorder := current_usage.get()) is not None:
+    if (recorder := current().usage) is not None:
         recorder.count(recorder.calls, key, n)
 
 
 def record_cache_hit(key: str) -> None:
     """Count an answer served from a cache instead of being computed or fetched."""
-    if (recorder := current_usage.get()) is not None:
+    if (recorder := current().usage) is not None:
         recorder.count(recorder.cache_hits, key)
 
 
 def record_llm(prompt_tokens: int, completion_tokens: int, cost_usd: float = 0.0, *, estimated: bool = False) -> None:
     """Count one LLM call with its token usage and estimated cost (``estimated``: the server reported no tokens)."""
-    if (spending := current_spending.get()) is not None:
+    if (spending := current().spending) is not None:
         spending.add_cost(cost_usd)
-    if (recorder := current_usage.get()) is not None:
+    if (recorder := current().usage) is not None:
         with recorder._lock:
             recorder.llm_calls += 1
             recorder.estimated_llm_calls += int(estimated)
@@ -212,9 +207,9 @@ def amend_llm(
     """Correct what :func:`record_llm` counted for a request when it was sent, by these differences: its
     answer's real tokens and cost in place of the estimate, or a request the server refused with an error
     status (nothing billed) taken out again."""
-    if (spending := current_spending.get()) is not None:
+    if (spending := current().spending) is not None:
         spending.add_cost(cost_usd)
-    if (recorder := current_usage.get()) is not None:
+    if (recorder := current().usage) is not None:
         with recorder._lock:
             recorder.llm_calls += calls
             recorder.estimated_llm_calls += estimated
@@ -225,7 +220,7 @@ def amend_llm(
 
 def record_note(note: str) -> None:
     """Say once in the check's ``usage.notes`` that something went differently than asked."""
-    if (recorder := current_usage.get()) is not None:
+    if (recorder := current().usage) is not None:
         with recorder._lock:
             if note not in recorder.notes:
                 recorder.notes.append(note)
@@ -233,6 +228,6 @@ def record_note(note: str) -> None:
 
 def record_search() -> None:
     """Count one call to a web search service."""
-    if (recorder := current_usage.get()) is not None:
+    if (recorder := current().usage) is not None:
         with recorder._lock:
             recorder.search_calls += 1

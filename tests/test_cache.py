@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from factcheck.cache import Cache, cache_key, cached, current_cache
-from factcheck.usage import UsageRecorder, current_usage
+from factcheck.cache import Cache, cache_key, cached
+from factcheck.context import using
+from factcheck.usage import UsageRecorder
 
 
 def test_values_round_trip_and_keys_depend_on_version(tmp_path: Path) -> None:
@@ -63,12 +64,8 @@ def test_cached_counts_hits_and_computes_once(tmp_path: Path) -> None:
         return [await cached("search", "1", {"q": "x"}, compute) for _ in range(2)]
 
     recorder = UsageRecorder()
-    tokens = current_cache.set(Cache(tmp_path / "c.sqlite")), current_usage.set(recorder)
-    try:
+    with using(cache=Cache(tmp_path / "c.sqlite"), usage=recorder):
         assert asyncio.run(twice()) == [{"value": 42}, {"value": 42}]
-    finally:
-        current_cache.reset(tokens[0])
-        current_usage.reset(tokens[1])
     assert len(calls) == 1 and recorder.freeze().cache_hits == {"search": 1}
     assert asyncio.run(twice()) == [{"value": 42}] * 2 and len(calls) == 3  # no cache outside a check
 
@@ -111,16 +108,11 @@ def test_a_damaged_write_ahead_log_is_said_once_with_a_copy_kept(
     async def compute() -> dict[str, int]:
         return {"value": 1}
 
-    token = current_cache.set(cache), current_usage.set(recorder)
-    try:
-        with caplog.at_level(logging.WARNING, logger="factcheck.cache"):
-            assert cache.get("k1") is None  # lost with the log
-            assert asyncio.run(cached("search", "1", {"q": "x"}, compute)) == {"value": 1}
-            cache.set("fresh", "x", 2)
-            assert cache.get("fresh") == 2  # the cache goes on
-    finally:
-        current_cache.reset(token[0])
-        current_usage.reset(token[1])
+    with using(cache=cache, usage=recorder), caplog.at_level(logging.WARNING, logger="factcheck.cache"):
+        assert cache.get("k1") is None  # lost with the log
+        assert asyncio.run(cached("search", "1", {"q": "x"}, compute)) == {"value": 1}
+        cache.set("fresh", "x", 2)
+        assert cache.get("fresh") == 2  # the cache goes on
     warnings = [r.getMessage() for r in caplog.records if r.name == "factcheck.cache"]
     assert len(warnings) == 1 and "write-ahead log" in warnings[0] and "damaged" in warnings[0]
     assert [n for n in recorder.notes if "write-ahead log" in n] == [warnings[0]]  # in the check's notes, once

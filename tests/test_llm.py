@@ -270,17 +270,15 @@ def test_a_request_cut_off_by_a_time_out_is_counted_with_its_prompt(llm_server: 
 
 
 def test_each_retry_takes_a_slot_of_the_budget(llm_server: FakeServer) -> None:
-    from factcheck.usage import Spending, current_spending
+    from factcheck.context import using
+    from factcheck.usage import Spending
 
     failing = Response({"error": {"message": "overloaded"}}, 503)
     llm_server.queue("POST", CHAT, failing, failing, failing, failing)
     spending = Spending(max_llm_calls=2)
-    token = current_spending.set(spending)
-    try:
+    with using(spending=spending):
         c = checker(llm_server, evidence_agent("Paris."), llm={"max_retries": 3})
         verdict = c.check("Paris is in France.", claims=[Claim("c1", "Paris is in France.")])
-    finally:
-        current_spending.reset(token)
     assert len(llm_server.calls(CHAT)) == 2 and spending.llm_calls == 2  # the third request was never sent
     assert "--max-llm-calls 2 reached" in (verdict.claims[0].judgments[0].error or "")
     assert verdict.usage.llm_calls == 0  # both were refused with a status: nothing billed

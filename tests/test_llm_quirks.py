@@ -18,8 +18,9 @@ from click.testing import CliRunner
 
 from factcheck import Agent, Claim
 from factcheck.build import build_checker
-from factcheck.cache import Cache, cached, current_cache
+from factcheck.cache import Cache, cached
 from factcheck.cli import cli
+from factcheck.context import using
 from factcheck.llm.client import estimate_tokens
 from factcheck.testing import StaticSource
 from factcheck.testing_llm import STYLES, FakeModel
@@ -283,11 +284,8 @@ def test_absences_expire_from_the_cache_and_refresh_asks_again(tmp_path: Path) -
         return [] if calls["n"] == 1 else ["found"]
 
     async def ask(cache: Cache) -> list[str]:
-        token = current_cache.set(cache)
-        try:
+        with using(cache=cache):
             return await cached("search", "1", {"q": "x"}, compute)
-        finally:
-            current_cache.reset(token)
 
     path = tmp_path / "c.sqlite"
     assert asyncio.run(ask(Cache(path, absence_ttl_s=0))) == []

@@ -14,15 +14,14 @@ import httpx
 import pytest
 
 from factcheck import Claim
-from factcheck.errors import LLMRefusedError, SourceError
-from factcheck.llm.client import LLMSettings, chat, current_llm_settings, ensure_usable
+from factcheck.context import using
+from factcheck.errors import LLMRefusedError, ServiceHTTPError, ServiceUnreachableError, SourceError
+from factcheck.llm.client import LLMSettings, chat, ensure_usable
 from factcheck.net import (
     DEFAULT_SERVICE,
     REFUSALS,
     Refusals,
     Service,
-    ServiceHTTPError,
-    ServiceUnreachableError,
     request_json,
     service,
     use_service,
@@ -30,7 +29,7 @@ from factcheck.net import (
 from factcheck.plugins.calls import run_beside
 from factcheck.sources.websearch import SerperSource
 from factcheck.sources.wikipedia import WikipediaSource
-from factcheck.usage import UsageRecorder, current_usage
+from factcheck.usage import UsageRecorder
 
 Handler = Callable[[httpx.Request], httpx.Response]
 
@@ -90,13 +89,9 @@ def test_an_injected_transport_carries_every_source_and_the_llm_client(monkeypat
         answer = await chat([{"role": "user", "content": "Say it."}])
         return [web[0].text, wiki[0].text, answer.text]
 
-    token = current_llm_settings.set(settings)
-    try:
-        with use_service(layer):
-            assert service() is layer
-            texts = asyncio.run(everything())
-    finally:
-        current_llm_settings.reset(token)
+    with using(llm=settings), use_service(layer):
+        assert service() is layer
+        texts = asyncio.run(everything())
     assert texts == ["From Serper.", "From the wiki.", "From the model."]
     assert [r.url.host for r in transport.requests] == ["serper.test", "wiki.test", "llm.test"]
     assert transport.requests[0].headers["X-API-KEY"] == "sk-test-0123456789abcdef"
@@ -125,12 +120,8 @@ def test_429_is_retried_after_retry_after_and_each_request_is_counted() -> None:
     answers = iter([httpx.Response(429, headers={"Retry-After": "0"}, json={"message": "slow down"})])
     transport = Recording(lambda request: next(answers, httpx.Response(200, json={"ok": True})))
     recorder = UsageRecorder()
-    token = current_usage.set(recorder)
-    try:
-        with use_service(Service(transport=transport)):
-            body = asyncio.run(request_json("GET", "https://api.test/x", service="api", backoff_s=30.0))
-    finally:
-        current_usage.reset(token)
+    with using(usage=recorder), use_service(Service(transport=transport)):
+        body = asyncio.run(request_json("GET", "https://api.test/x", service="api", backoff_s=30.0))
     assert body == {"ok": True}  # after no wait: the server said 0 s, not the 30 s back-off
     assert len(transport.requests) == 2 and recorder.search_calls == 2
     assert transport.requests[0].headers["User-Agent"].startswith("factcheck-agents/")
@@ -174,16 +165,13 @@ def test_refusals_for_a_check_last_that_check_only() -> None:
     refusals.remember(("llm", "x"), "outside a check", for_check=True)
     assert refusals.reason(("llm", "x")) is None  # no check to keep it for
     first, second = UsageRecorder(), UsageRecorder()
-    token = current_usage.set(first)
-    try:
+    with using(usage=first):
         refusals.remember(("llm", "x"), "unknown model", for_check=True)
         refusals.remember(("llm", "x"), "said again", for_check=True)
         assert refusals.reason(("llm", "x")) == "unknown model"  # the first reason is kept
-        current_usage.set(second)
-        assert refusals.reason(("llm", "x")) is None
-        assert refusals.reason(("web", "key")) == "a lasting refusal"
-    finally:
-        current_usage.reset(token)
+        with using(usage=second):
+            assert refusals.reason(("llm", "x")) is None
+            assert refusals.reason(("web", "key")) == "a lasting refusal"
     assert refusals.reason(("llm", "x")) is None
 
 
@@ -197,22 +185,17 @@ def test_a_model_the_server_refuses_is_remembered_in_the_services_memory_for_the
         await chat([{"role": "user", "content": "Hello?"}])
 
     recorder = UsageRecorder()
-    tokens = (current_llm_settings.set(settings), current_usage.set(recorder))
-    try:
-        with use_service(layer):
-            with pytest.raises(LLMRefusedError, match="does not exist"):
-                asyncio.run(ask())
-            with pytest.raises(LLMRefusedError, match="does not exist"):
-                ensure_usable()  # the rest of the check does not ask again
-            with pytest.raises(LLMRefusedError):
-                asyncio.run(ask())
-            assert len(transport.requests) == 1
-            current_usage.set(UsageRecorder())  # the next check asks again
+    with using(llm=settings, usage=recorder), use_service(layer):
+        with pytest.raises(LLMRefusedError, match="does not exist"):
+            asyncio.run(ask())
+        with pytest.raises(LLMRefusedError, match="does not exist"):
+            ensure_usable()  # the rest of the check does not ask again
+        with pytest.raises(LLMRefusedError):
+            asyncio.run(ask())
+        assert len(transport.requests) == 1
+        with using(usage=UsageRecorder()):  # the next check asks again
             ensure_usable()
-            assert REFUSALS.reason(("llm:https://llm.test/v1:m",)) is None  # the layer's own memory, not the default
-    finally:
-        current_usage.reset(tokens[1])
-        current_llm_settings.reset(tokens[0])
+        assert REFUSALS.reason(("llm:https://llm.test/v1:m",)) is None  # the layer's own memory, not the default
 
 
 def test_a_refusal_raised_before_sending_stops_the_request() -> None:

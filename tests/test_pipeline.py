@@ -404,3 +404,22 @@ def test_independence_merges_before_each_claim_is_scored() -> None:
     verdict = checker(*agents, independence=0.5).check("The tower is in Paris.")
     assert [j.agent for j in verdict.claims[0].judgments] == ["web"]
     assert any(note.startswith("independence: claim c1: wiki merged into web") for note in verdict.usage.notes)
+
+
+def test_a_component_that_takes_a_context_gets_the_checks_own() -> None:
+    from factcheck import CheckContext
+
+    seen: list[CheckContext] = []
+
+    @dataclass(frozen=True)
+    class Curious(StaticSource):
+        async def retrieve(self, claim: Claim, *, context: CheckContext) -> list[Evidence]:
+            seen.append(context)
+            return await super().retrieve(claim)
+
+    one = checker(Agent("a", Curious(), ScriptedVerifier()), cache={"enabled": False}, llm={"model": "m-1"})
+    verdict = one.check("A claim.\nAnother claim.", as_of="2012-06-30")
+    assert len(seen) == 2 and seen[0] is seen[1]  # one context for the whole check
+    assert seen[0].usage is not None and seen[0].llm is not None and seen[0].llm.model == "m-1"
+    assert seen[0].reference is not None and seen[0].reference.isoformat() == verdict.as_of
+    assert verdict.claims[0].judgments[0].factuality is True  # the plain call still works beside it

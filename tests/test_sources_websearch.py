@@ -19,14 +19,15 @@ from typing import Any
 import pytest
 
 from factcheck import Claim
-from factcheck.cache import Cache, cache_key, current_cache
+from factcheck.cache import Cache, cache_key
+from factcheck.context import using
 from factcheck.errors import ConfigError, MissingKeyError, ServiceRefusedError, SourceError
 from factcheck.net import REFUSALS
 from factcheck.secrets import redact
 from factcheck.sources import websearch
 from factcheck.sources.websearch import SerpAPISource, SerperSource
 from factcheck.types import Evidence
-from factcheck.usage import UsageRecorder, current_usage
+from factcheck.usage import UsageRecorder
 from tests.fakes import FakeServer, Request, Response
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -183,15 +184,12 @@ def test_a_relative_result_date_counts_back_from_the_retrieval(server: FakeServe
 
 
 def test_a_text_written_long_ago_searches_only_what_was_published_by_then(server: FakeServer) -> None:
-    from factcheck.claimtime import current_reference, reference_time
+    from factcheck.claimtime import reference_time
 
-    token = current_reference.set(reference_time("2014-05-10"))
-    try:
+    with using(reference=reference_time("2014-05-10")):
         retrieve(SerperSource(base_url=server.url), VITAMIN_D)
         retrieve(SerperSource(base_url=server.url, date_restrict=False), VITAMIN_D)
         retrieve(SerpAPISource(base_url=server.url), COFFEE)
-    finally:
-        current_reference.reset(token)
     retrieve(SerperSource(base_url=server.url), VITAMIN_D + " today")  # a check of today: no restriction
     restricted, unrestricted, today = (r.json() for r in server.calls("/search") if r.method == "POST")
     assert restricted["tbs"] == "cdr:1,cd_max:05/10/2014"
@@ -287,14 +285,10 @@ def test_missing_key_stops_prepare_and_names_the_variable(
 
 def test_a_second_identical_search_is_served_from_the_cache(server: FakeServer, tmp_path: Path) -> None:
     cache, recorder = Cache(tmp_path / "cache.sqlite"), UsageRecorder()
-    cache_token, usage_token = current_cache.set(cache), current_usage.set(recorder)
-    try:
+    with using(cache=cache, usage=recorder):
         source = SerperSource(base_url=server.url)
         first = retrieve(source, CURIE)
         second = retrieve(source, CURIE)
-    finally:
-        current_cache.reset(cache_token)
-        current_usage.reset(usage_token)
         cache.close()
     assert first == second
     assert len(server.calls("/search")) == 1
@@ -305,8 +299,7 @@ def test_a_second_identical_search_is_served_from_the_cache(server: FakeServer, 
 def test_a_page_without_evidence_is_cached_as_an_empty_answer(server: FakeServer, tmp_path: Path) -> None:
     # An empty value is what the cache keeps only briefly, so a passing outage is asked again later.
     cache = Cache(tmp_path / "cache.sqlite")
-    token = current_cache.set(cache)
-    try:
+    with using(cache=cache):
         source = SerperSource(base_url=server.url)
         assert retrieve(source, NONSENSE) == []
         assert len(retrieve(source, CURIE)) == 5
@@ -314,8 +307,6 @@ def test_a_page_without_evidence_is_cached_as_an_empty_answer(server: FakeServer
         assert cache.get(cache_key("serper", source.VERSION, request)) == {}
         found = cache.get(cache_key("serper", source.VERSION, {**request, "q": CURIE}))
         assert found is not None and len(found["featured"]) == 1 and len(found["organic"]) == 5
-    finally:
-        current_cache.reset(token)
         cache.close()
 
 
@@ -498,12 +489,9 @@ async def retrieve_all(source: websearch.WebSearchSource, batch: list[Claim]) ->
 def test_a_key_serper_refuses_is_sent_once_for_many_claims(server: FakeServer) -> None:
     server.route("POST", "/search", lambda request: Response(error_body("serper-403-unauthorized"), status=403))
     recorder = UsageRecorder()
-    token = current_usage.set(recorder)
-    try:
+    with using(usage=recorder):
         first = asyncio.run(retrieve_all(SerperSource(base_url=server.url), claims(6)))
         later = asyncio.run(retrieve_all(SerperSource(base_url=server.url), claims(2)))  # a later check, same key
-    finally:
-        current_usage.reset(token)
     assert len(server.calls("/search")) == 1 and recorder.search_calls == 1
     for error in [*first, *later]:
         assert isinstance(error, SourceError) and isinstance(error, ServiceRefusedError)
@@ -627,8 +615,7 @@ def test_an_unreachable_host_fails_at_once_with_the_host_named_and_is_not_tried_
     port = closed_port()
     source = SerperSource(base_url=f"http://127.0.0.1:{port}")
     recorder = UsageRecorder()
-    token = current_usage.set(recorder)
-    try:
+    with using(usage=recorder):
         started = time.monotonic()
         named = rf"serper: cannot reach 127\.0\.0\.1:{port} \(connection refused\)"
         with pytest.raises(ServiceRefusedError, match=named):
@@ -642,6 +629,4 @@ def test_an_unreachable_host_fails_at_once_with_the_host_named_and_is_not_tried_
             asyncio.run(source.retrieve(Claim(id="d", text=CURIE)))
         assert recorder.search_calls == 1
         assert any(f"127.0.0.1:{port}" in reason for reason in UNREACHABLE.met())
-    finally:
-        current_usage.reset(token)
         UNREACHABLE.clear()

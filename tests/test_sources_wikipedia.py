@@ -18,14 +18,15 @@ import pytest
 import factcheck
 from factcheck import Agent, Claim, ConfigError, Evidence, SourceError
 from factcheck.build import build_checker
-from factcheck.cache import Cache, current_cache
+from factcheck.cache import Cache
+from factcheck.context import using
 from factcheck.errors import ServiceRefusedError
 from factcheck.net import REFUSALS
 from factcheck.sources import mediawiki as mediawiki_module
 from factcheck.sources import wikipedia as wikipedia_module
 from factcheck.sources.wikipedia import WikipediaSource, trim_at_sentence, wiki_url
 from factcheck.testing import ScriptedVerifier, StaticSource, registered
-from factcheck.usage import UsageRecorder, current_usage
+from factcheck.usage import UsageRecorder
 from tests.fakes import FakeServer, InFlight, Request, Response
 
 DATA = Path(__file__).resolve().parent / "data" / "mediawiki"
@@ -466,12 +467,8 @@ def test_one_failed_query_does_not_lose_the_others(server: FakeServer) -> None:
 @contextmanager
 def in_context(cache: Cache | None, recorder: UsageRecorder) -> Iterator[None]:
     """Make ``cache`` and ``recorder`` the current ones, as a check does."""
-    cache_token, usage_token = current_cache.set(cache), current_usage.set(recorder)
-    try:
+    with using(cache=cache, usage=recorder):
         yield
-    finally:
-        current_cache.reset(cache_token)
-        current_usage.reset(usage_token)
 
 
 def test_real_requests_count_as_search_calls(server: FakeServer) -> None:
@@ -502,12 +499,9 @@ def test_feeds_a_check(server: FakeServer, tmp_path: Path) -> None:
     checker = build_checker(agents=[Agent("wikipedia", source_for(server), ScriptedVerifier())])
     claims = [Claim("c1", "The Eiffel Tower is in Paris."), Claim("c2", "Zorblax quintuple fnord.")]
     cache = Cache(tmp_path / "c.sqlite")
-    token = current_cache.set(cache)
-    try:
+    with using(cache=cache):
         verdict = checker.check("The Eiffel Tower is in Paris. Zorblax quintuple fnord.", claims)
         again = checker.check("The Eiffel Tower is in Paris. Zorblax quintuple fnord.", claims)
-    finally:
-        current_cache.reset(token)
         cache.close()
     found, nothing = verdict.claims
     assert found.judgments[0].factuality is True

@@ -12,8 +12,9 @@ from click.testing import CliRunner
 
 from factcheck import Agent, Checker, Claim, ClaimTime, Evidence, InputError, Source, TextVerdict
 from factcheck.build import build_checker
-from factcheck.claimtime import current_reference, reading_times, reference_time, resolve, with_times
+from factcheck.claimtime import reading_times, reference_time, resolve, with_times
 from factcheck.cli import cli
+from factcheck.context import using
 from factcheck.extractors.sentence import SentenceExtractor
 from factcheck.llm.client import LLMSettings
 from factcheck.testing import ScriptedVerifier, StaticSource
@@ -159,11 +160,8 @@ def test_a_judgment_read_as_of_another_time_is_not_reused_for_today(wiki: FakeSe
     agent = Agent("wikipedia", source_for(wiki), LexicalVerifier())  # both reuse judgments
     claim = Claim("c1", "The Eiffel Tower is 324 metres tall.")
     today = agent.judgment_request(claim, LLMSettings())
-    token = current_reference.set(reference_time("2012-06-30"))
-    try:
+    with using(reference=reference_time("2012-06-30")):
         then = agent.judgment_request(claim, LLMSettings())
-    finally:
-        current_reference.reset(token)
     assert today is not None and then is not None
     assert "as_of" not in today and then["as_of"] == ["2012-06-30"]
 

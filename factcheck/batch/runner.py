@@ -38,12 +38,13 @@ from typing import Any, Protocol
 
 from factcheck.batch.inputs import Document
 from factcheck.batch.output import duplicate_record, failure_record, is_failure, success_record
+from factcheck.context import using
 from factcheck.dates import evidence_date
 from factcheck.errors import ConfigError, InputError, raise_errors_requested
 from factcheck.pipeline import Checker
 from factcheck.resume import AppendLog
 from factcheck.types import Usage
-from factcheck.usage import Spending, answers_from_cache, current_spending, limit_reached
+from factcheck.usage import Spending, answers_from_cache, limit_reached
 
 
 async def check_document(checker: Checker, doc: Document) -> dict[str, Any]:
@@ -130,7 +131,7 @@ class Budget:
     max_searches: int | None = None
 
     def spending(self) -> Spending:
-        """The per-request limits of this budget, for :data:`~factcheck.usage.current_spending`."""
+        """The per-request limits of this budget, for the checks' context (:class:`~factcheck.context.CheckContext`)."""
         return Spending(self.max_llm_calls, self.max_cost_usd, self.max_searches)
 
     def exhausted(self, tally: Tally) -> str | None:
@@ -225,8 +226,6 @@ async def run_batch(
     tally = Tally()
     spending = budget.spending()
     result = BatchResult(tally, spending=spending)
-    # Set before the tasks start, so every check (and every model call in it) charges this run's budget.
-    token = current_spending.set(spending)
     queue: asyncio.Queue[Document | None] = asyncio.Queue(maxsize=2 * concurrency)
     in_flight: dict[str, asyncio.Future[dict[str, Any]]] = {}
 
@@ -280,7 +279,8 @@ async def run_batch(
             tally.add(record)
             on_record(record, tally)
 
-    try:
+    # Set before the tasks start, so every check (and every model call in it) charges this run's budget.
+    with using(spending=spending):
         async with _writer(log) as write:
             tasks = [
                 asyncio.create_task(read()),
@@ -292,8 +292,6 @@ async def run_batch(
                 for task in tasks:
                     task.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)
-    finally:
-        current_spending.reset(token)
     if reader_failed:
         raise reader_failed[0]
     return result

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from factcheck.claimtime import current_reference, reference_time, resolve
+from factcheck.claimtime import reference_time, resolve
+from factcheck.context import current
 from factcheck.errors import ConfigError, LLMError
 from factcheck.extractors.base import ClaimExtractor
 from factcheck.llm.client import chat
@@ -196,7 +197,7 @@ class LLMExtractor(ClaimExtractor):
             edits = (("attribution",) if attributed_to else ()) + (("rewritten",) if rewritten else ())
             # The model quotes when the claim holds; the date itself is resolved here, against the text's time.
             phrase = _text_field(item, "time", "when")
-            reference = current_reference.get() or reference_time(None)
+            reference = current().reference or reference_time(None)
             time = resolve(statement, reference, [phrase]) if phrase else None
             claims.append(
                 Claim(

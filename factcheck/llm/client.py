@@ -52,11 +52,11 @@ import sys
 import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from factcheck.cache import cached
+from factcheck.context import current
 from factcheck.errors import LLMError, LLMRefusedError, MissingKeyError
 from factcheck.net import Key, host_limit, message_of, retry_after, service
 from factcheck.text import valid_unicode
@@ -128,9 +128,6 @@ def llm_settings(mapping: Mapping[str, Any] | None = None) -> LLMSettings:
     return coerce_section(LLMSettings, mapping, "[llm]")
 
 
-current_llm_settings: ContextVar[LLMSettings | None] = ContextVar("factcheck_llm", default=None)
-
-
 @dataclass(frozen=True)
 class LLMAnswer:
     """The text of one completion and its token counts (``estimated`` when the server sent none)."""
@@ -143,7 +140,7 @@ class LLMAnswer:
 
 def resolve(model: str | None = None, base_url: str | None = None) -> LLMSettings:
     """The current check's LLM settings, with a component's own ``model`` / ``base_url`` applied."""
-    settings = current_llm_settings.get() or llm_settings(llm_env(os.environ))
+    settings = current().llm or llm_settings(llm_env(os.environ))
     return replace(settings, model=model or settings.model, base_url=base_url or settings.base_url)
 
 

@@ -47,6 +47,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from typing import Any, TypeVar
 
+from factcheck.context import current, takes_context
 from factcheck.errors import PluginError
 from factcheck.interrupt import interruptible
 from factcheck.text import valid_unicode
@@ -159,11 +160,20 @@ def describe(component: object, method: str) -> str:
     return f"{getattr(component, 'name', type(component).__name__)}.{method}()"
 
 
+def _invoke(component: object, method: str, args: Sequence[Any]) -> Any:
+    """``component.method(*args)``, with the check's :class:`~factcheck.context.CheckContext` as ``context=``
+    when the method takes that keyword (how a component reads the check's cache, LLM settings, usage, time)."""
+    function = getattr(component, method)
+    if takes_context(function):
+        return function(*args, context=current())
+    return function(*args)
+
+
 async def _guarded(component: object, method: str, args: Sequence[Any]) -> Any:
     """Await the component's coroutine method on this (its) loop; anything but an Exception becomes a PluginError."""
     what = describe(component, method)
     try:
-        return await getattr(component, method)(*args)
+        return await _invoke(component, method, args)
     except (Exception, GeneratorExit):  # GeneratorExit: the coroutine is being closed, not a plugin's doing
         raise
     except asyncio.CancelledError:
@@ -179,7 +189,7 @@ def _sync_guarded(component: object, method: str, args: Sequence[Any]) -> Any:
     """A synchronous method, in a worker thread; anything but an Exception becomes a PluginError."""
     try:
         with interruptible():  # a caller that gave up (a server client gone) stops it: factcheck/interrupt.py
-            result = getattr(component, method)(*args)
+            result = _invoke(component, method, args)
     except (Exception, GeneratorExit):
         raise
     except BaseException as exc:

@@ -32,10 +32,10 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from factcheck.cache import cached
-from factcheck.errors import SourceError
+from factcheck.context import current
+from factcheck.errors import ServiceHTTPError, SourceError, SourceRefusedError
 from factcheck.html import has_tags, paragraphs_text, strip_html
-from factcheck.net import ServiceHTTPError, SourceRefusedError, request_json, service
-from factcheck.usage import current_usage
+from factcheck.net import request_json, service
 
 VERSION = "4"  # bump when the requests or the parsing of answers change, to invalidate cached entries
 SERVICE = "wikipedia"
@@ -138,7 +138,7 @@ def _gave_up_on_lag(host: str, data: Mapping[str, Any]) -> None:
         f"{SERVICE}: {host} lags (maxlag): gave up after {retries} of at most {MAXLAG_WAIT_S:g}s;"
         f" for {LAG_HOLD_S:g}s its requests are sent once, with no waiting"
     )
-    if (recorder := current_usage.get()) is not None and note not in recorder.notes:
+    if (recorder := current().usage) is not None and note not in recorder.notes:
         recorder.notes.append(note)
     info = data["error"].get("info")
     raise SourceError(f"{note} ({info})" if isinstance(info, str) and info else note)

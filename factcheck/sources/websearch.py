@@ -45,9 +45,9 @@ from typing import Any, ClassVar
 from factcheck.cache import cached
 from factcheck.claimtime import written_before
 from factcheck.dates import evidence_date
-from factcheck.errors import ConfigError, MissingKeyError, SourceError
+from factcheck.errors import ConfigError, MissingKeyError, ServiceHTTPError, SourceError, SourceRefusedError
 from factcheck.html import strip_html
-from factcheck.net import MESSAGE_CHARS, ServiceHTTPError, SourceRefusedError, digest, request_json, service
+from factcheck.net import MESSAGE_CHARS, digest, request_json, service
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.secrets import redact
 from factcheck.sources.base import Source

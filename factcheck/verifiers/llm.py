@@ -19,7 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from factcheck.claimtime import current_reference, reading_times
+from factcheck.claimtime import reading_times
+from factcheck.context import current
 from factcheck.errors import ConfigError, LLMError
 from factcheck.llm.client import chat, ensure_usable
 from factcheck.llm.fence import defuse, fenced, new_nonce, one_line
@@ -68,7 +69,7 @@ def time_lines(claim: Claim) -> str:
     only the claim's own time phrase is quoted, on one line.
     """
     lines = []
-    reference = current_reference.get()
+    reference = current().reference
     # The writing date matters for a claim with a time, or for a text older than a month.
     if reference is not None and (claim.time is not None or reading_times(claim, reference)):
         lines.append(f"The text the claim comes from was written on {reference.date().isoformat()}.")
