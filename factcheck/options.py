@@ -34,8 +34,13 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
 
-def _coerce(name: str, value: Any, current: Any) -> Any:
-    """``value`` as the type of ``current`` (the field's default or present value)."""
+def coerce_option(name: str, value: Any, current: Any) -> Any:
+    """``value`` as the type of ``current`` (the option's default or present value).
+
+    The one coercion of component and dataset options: a string is parsed
+    (``"3"``, ``"yes"``, ``"0.33,0.67"``), a whole float becomes an int, a list a
+    tuple; anything else of the wrong type is a ConfigError naming ``name``.
+    """
     if isinstance(value, str) and not isinstance(current, str):
         return _parse(name, value.strip(), current)
     if current is None or value is None:
@@ -123,7 +128,7 @@ class Configurable:
         if unknown:
             known = ", ".join(sorted(current)) or "none"
             raise ConfigError(f"{self.name}: unknown option {', '.join(unknown)} (options: {known})")
-        coerced = {key: _coerce(key, value, current[key]) for key, value in options.items()}
+        coerced = {key: coerce_option(key, value, current[key]) for key, value in options.items()}
         try:
             return dataclasses.replace(self, **coerced)  # type: ignore[type-var]
         except (TypeError, ValueError) as exc:
