@@ -284,24 +284,12 @@ def _type_word(kind: Any) -> str:
 
 
 _DECLARED: dict[type, tuple[Declared, ...]] = {}
-_REGISTERED: dict[type, dict[str, Constraint]] = {}
-
-
-def declare(cls: type, **constraints: Constraint) -> None:
-    """Declare fields of dataclass ``cls`` from outside it, as :func:`setting` does from inside
-    (for a class whose fields another module owns, e.g. ``LLMSettings``)."""
-    unknown = set(constraints) - {f.name for f in dataclasses.fields(cls)}
-    if unknown:
-        raise TypeError(f"{cls.__name__} has no field {', '.join(sorted(unknown))}")
-    _REGISTERED.setdefault(cls, {}).update(constraints)
-    _DECLARED.pop(cls, None)
 
 
 def declared(cls: type) -> tuple[Declared, ...]:
-    """The declared settings of dataclass ``cls`` (by :func:`setting` or :func:`declare`), in field order."""
+    """The settings of dataclass ``cls`` declared with :func:`setting`, in field order."""
     if cls not in _DECLARED:
-        registered = _REGISTERED.get(cls, {})
-        fields = [f for f in dataclasses.fields(cls) if CONSTRAINT in f.metadata or f.name in registered]
+        fields = [f for f in dataclasses.fields(cls) if CONSTRAINT in f.metadata]
         # Types are resolved only for a class that declares something: a plugin's component may annotate
         # with names imported for type checkers only.
         hints = typing.get_type_hints(cls) if fields else {}
@@ -310,7 +298,7 @@ def declared(cls: type) -> tuple[Declared, ...]:
                 f.name,
                 hints[f.name],
                 f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default,
-                f.metadata.get(CONSTRAINT) or registered[f.name],
+                f.metadata[CONSTRAINT],
             )
             for f in fields
         )
