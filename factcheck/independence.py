@@ -46,12 +46,15 @@ from itertools import combinations
 from typing import Literal
 from urllib.parse import urlsplit
 
+from factcheck.options import Constraint
 from factcheck.types import ClaimVerdict, Evidence, Judgment, Label, TextVerdict
 
 Measure = Literal["containment", "jaccard"]
 
 SHINGLE_SIZE = 5
 DEFAULT_THRESHOLD = 0.5
+# The thresholds that mean something: above 0 (at 0 every pair would be dependent), at most 1 (a copy).
+THRESHOLD_RANGE = Constraint(minimum=0, min_open=True, maximum=1)
 DEFAULT_MEASURE: Measure = "containment"
 
 _TOKEN = re.compile(r"\w+")
@@ -124,8 +127,8 @@ def evidence_overlap(a: Sequence[Evidence], b: Sequence[Evidence], measure: Meas
 
 
 def _check_threshold(threshold: float) -> None:
-    if not (isinstance(threshold, int | float) and 0.0 < threshold <= 1.0):
-        raise ValueError(f"independence threshold must be in (0, 1], got {threshold!r}")
+    if not (isinstance(threshold, int | float) and THRESHOLD_RANGE.allows(threshold)):
+        raise ValueError(f"independence threshold must be {THRESHOLD_RANGE.bounds_text()}, got {threshold!r}")
 
 
 def _union_find_groups(n: int, edges: Sequence[tuple[int, int]]) -> list[list[int]]:

@@ -34,8 +34,13 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
 
-def _coerce(name: str, value: Any, current: Any) -> Any:
-    """``value`` as the type of ``current`` (the field's default or present value)."""
+def coerce_option(name: str, value: Any, current: Any) -> Any:
+    """``value`` as the type of ``current`` (the option's default or present value).
+
+    The one coercion of component and dataset options: a string is parsed
+    (``"3"``, ``"yes"``, ``"0.33,0.67"``), a whole float becomes an int, a list a
+    tuple; anything else of the wrong type is a ConfigError naming ``name``.
+    """
     if isinstance(value, str) and not isinstance(current, str):
         return _parse(name, value.strip(), current)
     if current is None or value is None:
@@ -123,7 +128,7 @@ class Configurable:
         if unknown:
             known = ", ".join(sorted(current)) or "none"
             raise ConfigError(f"{self.name}: unknown option {', '.join(unknown)} (options: {known})")
-        coerced = {key: _coerce(key, value, current[key]) for key, value in options.items()}
+        coerced = {key: coerce_option(key, value, current[key]) for key, value in options.items()}
         try:
             return dataclasses.replace(self, **coerced)  # type: ignore[type-var]
         except (TypeError, ValueError) as exc:
@@ -279,24 +284,12 @@ def _type_word(kind: Any) -> str:
 
 
 _DECLARED: dict[type, tuple[Declared, ...]] = {}
-_REGISTERED: dict[type, dict[str, Constraint]] = {}
-
-
-def declare(cls: type, **constraints: Constraint) -> None:
-    """Declare fields of dataclass ``cls`` from outside it, as :func:`setting` does from inside
-    (for a class whose fields another module owns, e.g. ``LLMSettings``)."""
-    unknown = set(constraints) - {f.name for f in dataclasses.fields(cls)}
-    if unknown:
-        raise TypeError(f"{cls.__name__} has no field {', '.join(sorted(unknown))}")
-    _REGISTERED.setdefault(cls, {}).update(constraints)
-    _DECLARED.pop(cls, None)
 
 
 def declared(cls: type) -> tuple[Declared, ...]:
-    """The declared settings of dataclass ``cls`` (by :func:`setting` or :func:`declare`), in field order."""
+    """The settings of dataclass ``cls`` declared with :func:`setting`, in field order."""
     if cls not in _DECLARED:
-        registered = _REGISTERED.get(cls, {})
-        fields = [f for f in dataclasses.fields(cls) if CONSTRAINT in f.metadata or f.name in registered]
+        fields = [f for f in dataclasses.fields(cls) if CONSTRAINT in f.metadata]
         # Types are resolved only for a class that declares something: a plugin's component may annotate
         # with names imported for type checkers only.
         hints = typing.get_type_hints(cls) if fields else {}
@@ -305,7 +298,7 @@ def declared(cls: type) -> tuple[Declared, ...]:
                 f.name,
                 hints[f.name],
                 f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default,
-                f.metadata.get(CONSTRAINT) or registered[f.name],
+                f.metadata[CONSTRAINT],
             )
             for f in fields
         )

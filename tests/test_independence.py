@@ -110,6 +110,13 @@ def test_dependent_groups() -> None:
         dependent_groups(judgments, 0.0)
 
 
+@pytest.mark.parametrize("threshold", [0.0, -0.5, 1.01, math.nan, math.inf])
+def test_a_threshold_outside_0_to_1_is_refused_in_the_pinned_words(threshold: float) -> None:
+    with pytest.raises(ValueError, match=r"^independence threshold must be in \(0, 1\], got "):
+        dependent_groups([wiki(), google()], threshold)
+    assert dependent_groups([wiki(), google()], 1.0) == dependent_groups([wiki(), google()], 1)
+
+
 def test_merge_keeps_most_confident_of_agreeing_duplicates() -> None:
     judgments = (google(confidence=0.8), wiki(confidence=0.9), travel(), selfcheck())
     merged = merge_dependent(judgments, 0.5)

@@ -230,6 +230,32 @@ def test_llm_settings_are_validated() -> None:
             llm_settings(bad)
 
 
+def test_llm_settings_declare_their_own_fields() -> None:
+    from factcheck import ConfigError
+    from factcheck.llm.client import LLMSettings, llm_env
+    from factcheck.options import declared
+
+    items = {d.name: d.constraint for d in declared(LLMSettings)}
+    assert list(items) == [
+        "base_url",
+        "model",
+        "api_key_env",
+        "timeout_s",
+        "max_retries",
+        "max_concurrency",
+        "json_mode",
+        "prices",
+    ]
+    assert items["base_url"].env == ("OPENAI_BASE_URL", "FACTCHECK_LLM_BASE_URL") and items["max_retries"].minimum == 0
+    assert llm_env({"OPENAI_BASE_URL": "http://a/v1", "FACTCHECK_LLM_BASE_URL": "http://b/v1"}) == {
+        "base_url": "http://b/v1"
+    }
+    with pytest.raises(ConfigError, match=r"^\[llm\]: max_concurrency must be a whole number of at least 1, got 0$"):
+        LLMSettings(max_concurrency=0)
+    with pytest.raises(ConfigError, match=r"^\[llm\]: timeout_s must be a positive number of seconds, got 0$"):
+        LLMSettings(timeout_s=0)
+
+
 def test_flags_beat_the_environment_for_the_llm(monkeypatch: pytest.MonkeyPatch) -> None:
     from factcheck.config import load_settings
 

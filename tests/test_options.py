@@ -1,7 +1,7 @@
 """Declared settings (factcheck.options): coercion, range checks, environment and unknown keys."""
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 
@@ -10,12 +10,14 @@ from factcheck.options import (
     Configurable,
     Constraint,
     check_fields,
+    coerce_option,
     coerce_section,
     declared,
     env_values,
     reject_unknown,
     setting,
 )
+from factcheck.plugins.manager import get_registry
 
 
 @dataclass(frozen=True)
@@ -114,3 +116,53 @@ def test_a_component_option_declared_with_bounds_is_range_checked() -> None:
         Widget().configure(size="11")
     with pytest.raises(ConfigError, match="widget: size must be a whole number in"):
         Widget(size=0)
+
+
+# One option of each component family that declares its range with setting(...): a value at the bound
+# is accepted, one past it refused with the shared message (the component's name, the option, the range).
+@pytest.mark.parametrize(
+    ("kind", "name", "option", "good", "bad", "message"),
+    [
+        ("sources", "serper", "top_k", "1", "0", "serper: top_k must be a whole number of at least 1, got 0"),
+        ("sources", "serper", "retries", 0, -1, "serper: retries must be a whole number of at least 0, got -1"),
+        ("sources", "serpapi", "timeout_s", "0.5", "0", "serpapi: timeout_s must be a positive number of seconds"),
+        ("sources", "wikipedia", "pages", 20, 21, r"wikipedia: pages must be a whole number in \[1, 20\], got 21"),
+        ("sources", "wikipedia", "concurrency", 1, 0, "wikipedia: concurrency must be a whole number of at least 1"),
+        ("sources", "selfcheck", "samples", 20, 21, r"selfcheck: samples must be a whole number in \[1, 20\]"),
+        ("sources", "selfcheck", "max_tokens", 1, 0, "selfcheck: max_tokens must be a whole number of at least 1"),
+        ("sources", "corpus", "passage_words", 1, 0, "corpus: passage_words must be a whole number of at least 1"),
+        ("verifiers", "llm", "temperature", 2, 2.5, r"llm: temperature must be a number in \[0, 2\], got 2.5"),
+        ("verifiers", "llm", "max_passages", 1, 0, "llm: max_passages must be a whole number of at least 1"),
+        ("verifiers", "nli", "min_relevance", 1, 1.5, r"nli: min_relevance must be a number in \[0, 1\], got 1.5"),
+        ("verifiers", "nli", "threads", 0, -1, r"nli: threads must be 0 \(onnxruntime's default\) or a positive"),
+        ("verifiers", "lexical", "max_confidence", 0.5, 0.4, r"lexical: max_confidence must be a number in \[0.5, 1\]"),
+        ("extractors", "llm", "max_queries", 10, 11, r"llm extractor: max_queries must be a whole number in \[1, 10\]"),
+        ("extractors", "llm", "max_tokens", 1, 0, "llm extractor: max_tokens must be a whole number of at least 1"),
+        ("label_rules", "threshold", "claim_threshold", -1, 1.5, r"threshold: claim_threshold must be a number in"),
+        ("label_rules", "compose", "claim_threshold", 1, -2, r"compose: claim_threshold must be a number in \[-1, 1\]"),
+        ("label_rules", "probable", "claim_threshold", 1, 2, "probable: claim_threshold must be a number in"),
+    ],
+)
+def test_a_registered_component_refuses_an_option_out_of_its_declared_range(
+    kind: str, name: str, option: str, good: object, bad: object, message: str
+) -> None:
+    component = get_registry().get(kind, name)
+    assert getattr(component.configure(**{option: good}), option) == float(str(good))
+    with pytest.raises(ConfigError, match="^" + message):
+        component.configure(**{option: bad})
+
+
+@pytest.mark.parametrize(
+    ("value", "current", "expected"),
+    [("3", 1, 3), (3.0, 1, 3), ("yes", False, True), ("0.33, 0.67", (0.5,), (0.33, 0.67)), ([1], (), (1,))],
+)
+def test_coerce_option_reads_a_value_as_the_type_of_the_current_one(value: Any, current: Any, expected: Any) -> None:
+    assert coerce_option("size", value, current) == expected
+    assert type(coerce_option("size", value, current)) is type(expected)
+
+
+def test_coerce_option_names_the_option_it_cannot_read() -> None:
+    with pytest.raises(ConfigError, match=r"^option size: expected int, got 2.5$"):
+        coerce_option("size", 2.5, 1)
+    with pytest.raises(ConfigError, match=r"^option size: invalid literal"):
+        coerce_option("size", "many", 1)

@@ -85,6 +85,14 @@ def test_thresholds_must_ascend() -> None:
         ThresholdRule(thresholds=(0.7, 0.3))
 
 
+def test_each_threshold_is_range_checked_like_claim_threshold() -> None:
+    assert ThresholdRule().configure(thresholds="-1,1").thresholds == (-1.0, 1.0)
+    with pytest.raises(ConfigError, match=r"^threshold: thresholds must be a number in \[-1, 1\], got 1.5$"):
+        ThresholdRule().configure(thresholds="0.3,1.5")
+    with pytest.raises(ConfigError, match=r"^threshold: claim_threshold must be a number in \[-1, 1\], got 1.5$"):
+        ThresholdRule(claim_threshold=1.5)
+
+
 def test_compose_rule() -> None:
     rule = ComposeRule()
     assert rule.text_label(0.9, [verdict(0.9), verdict(0.8), verdict(None)]) is Label.TRUE

@@ -17,11 +17,12 @@ from typing import Any
 
 from factcheck.claimtime import reference_time, resolve
 from factcheck.context import current
-from factcheck.errors import ConfigError, LLMError
+from factcheck.errors import LLMError
 from factcheck.extractors.base import ClaimExtractor
 from factcheck.llm.client import chat
 from factcheck.llm.fence import defuse, fenced, new_nonce, unfence
 from factcheck.llm.jsonparse import parse_json_object
+from factcheck.options import check_fields, setting
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.text import strip_citations
 from factcheck.types import Claim, Extraction, SkippedSentence
@@ -141,17 +142,14 @@ class LLMExtractor(ClaimExtractor):
     name = "llm"
     model: str | None = None
     base_url: str | None = None
-    temperature: float = 0.0
-    max_tokens: int | None = None
-    max_queries: int = 3
-    max_claims: int = 50
+    temperature: float = setting(0.0, minimum=0, maximum=2)
+    max_tokens: int | None = setting(None, minimum=1)
+    max_queries: int = setting(3, minimum=1, maximum=10)
+    max_claims: int = setting(50, minimum=1)
     min_span_ratio: float = 0.6
 
     def __post_init__(self) -> None:
-        if not 1 <= self.max_queries <= 10 or self.max_claims < 1:
-            raise ConfigError("llm extractor: max_queries must be between 1 and 10, max_claims at least 1")
-        if not 0 <= self.temperature <= 2 or (self.max_tokens is not None and self.max_tokens < 1):
-            raise ConfigError("llm extractor: temperature must be in [0, 2] and max_tokens at least 1")
+        check_fields(self, "llm extractor")  # not the name's "llm:", which would read as the llm verifier's
 
     async def aextract(self, text: str) -> list[Claim]:
         """The claims of ``text``."""

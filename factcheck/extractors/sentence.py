@@ -305,6 +305,8 @@ class SentenceExtractor(ClaimExtractor):
     decontextualise: bool = True
 
     def __post_init__(self) -> None:
+        super().__post_init__()
+        # By hand, not setting(choices=...): tests pin this wording, not the shared "unknown queries".
         if self.queries not in ("claim", "keywords"):
             raise ConfigError(f"sentence: queries must be 'claim' or 'keywords', got {self.queries!r}")
         aliases: dict[tuple[str, ...], tuple[str, ...]] = {("all",): FILTER_NAMES, ("none",): ()}

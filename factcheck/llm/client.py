@@ -52,13 +52,14 @@ import sys
 import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from factcheck.cache import cached
 from factcheck.context import current
 from factcheck.errors import LLMError, LLMRefusedError, MissingKeyError
 from factcheck.net import Key, host_limit, message_of, retry_after, service
+from factcheck.options import check_fields, setting
 from factcheck.text import valid_unicode
 from factcheck.usage import amend_llm, charge_llm_call, record_llm, record_note
 
@@ -79,24 +80,25 @@ NEVER_SENT = frozenset({"ConnectError", "ConnectTimeout"})  # httpx errors of a 
 class LLMSettings:
     """Where and how to call the model. Prices are US dollars per million tokens."""
 
-    base_url: str = OPENAI_URL
-    model: str = "gpt-4o"
-    api_key_env: str = "OPENAI_API_KEY"
-    timeout_s: float = 60.0
-    max_retries: int = 3
-    max_concurrency: int = 8
-    json_mode: bool = True
-    prices: Mapping[str, Mapping[str, float]] = field(
+    # FACTCHECK_LLM_BASE_URL wins over OPENAI_BASE_URL: the later variable is the more specific.
+    base_url: str = setting(
+        OPENAI_URL, env=("OPENAI_BASE_URL", "FACTCHECK_LLM_BASE_URL"), help="OpenAI-compatible endpoint"
+    )
+    model: str = setting("gpt-4o", env="FACTCHECK_LLM_MODEL", help="model name")
+    api_key_env: str = setting("OPENAI_API_KEY", env="FACTCHECK_LLM_API_KEY_ENV", help="the variable holding the key")
+    timeout_s: float = setting(60.0, minimum=0, min_open=True, unit="seconds", help="per call")
+    max_retries: int = setting(3, minimum=0, help="more requests after a retryable failure")
+    max_concurrency: int = setting(8, minimum=1, help="calls in flight per endpoint")
+    json_mode: bool = setting(True, help="ask for response_format json_object")
+    prices: Mapping[str, Mapping[str, float]] = setting(
         default_factory=lambda: {
             "gpt-4o": {"input": 2.5, "output": 10.0},
             "gpt-4o-mini": {"input": 0.15, "output": 0.6},
-        }
+        },
+        help="dollars per million tokens, by model: {input, output}",
     )
 
     def __post_init__(self) -> None:
-        from factcheck.llm import section  # noqa: F401 - declares the fields' bounds (factcheck.llm.section)
-        from factcheck.options import check_fields
-
         check_fields(self, "[llm]")
 
     def api_key(self) -> str:
@@ -114,7 +116,6 @@ class LLMSettings:
 
 def llm_env(env: Mapping[str, str]) -> dict[str, str]:
     """``[llm]`` settings from ``OPENAI_BASE_URL`` and ``FACTCHECK_LLM_BASE_URL`` / ``_MODEL`` / ``_API_KEY_ENV``."""
-    from factcheck.llm import section  # noqa: F401 - declares the variables
     from factcheck.options import env_values
 
     return {key: str(value) for key, value in env_values(LLMSettings, env, "[llm]").items()}
@@ -122,7 +123,6 @@ def llm_env(env: Mapping[str, str]) -> dict[str, str]:
 
 def llm_settings(mapping: Mapping[str, Any] | None = None) -> LLMSettings:
     """LLMSettings from an ``[llm]`` table (the settings loader has already layered env and flags into it)."""
-    from factcheck.llm import section  # noqa: F401 - declares the fields
     from factcheck.options import coerce_section
 
     return coerce_section(LLMSettings, mapping, "[llm]")

@@ -7,14 +7,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from factcheck.errors import ConfigError
+from factcheck.options import setting
 from factcheck.scoring.base import LabelRule
 from factcheck.types import ClaimVerdict, Label
 
-
-def _check_threshold(rule: str, option: str, value: float) -> None:
-    # Scores live in [0, 1]; [-1, 1] also admits the authors' unmapped average.
-    if not (isinstance(value, int | float) and -1.0 <= value <= 1.0):
-        raise ConfigError(f"{rule}: {option} must be a number in [-1, 1], got {value!r}")
+# Scores live in [0, 1]; [-1, 1] also admits the authors' unmapped average.
+LOWEST_THRESHOLD, HIGHEST_THRESHOLD = -1.0, 1.0
 
 
 def threshold_claim_label(score: float | None, threshold: float) -> Label:
@@ -35,13 +33,15 @@ class ThresholdRule(LabelRule):
     """
 
     name = "threshold"
-    claim_threshold: float = 0.5
+    claim_threshold: float = setting(0.5, minimum=LOWEST_THRESHOLD, maximum=HIGHEST_THRESHOLD)
     thresholds: tuple[float, ...] = (0.33, 0.67)
 
     def __post_init__(self) -> None:
-        _check_threshold(self.name, "claim_threshold", self.claim_threshold)
+        super().__post_init__()  # the declared ranges
+        # A tuple's items are not range-checked by the declarations, so by hand, in the same words.
         for value in self.thresholds:
-            _check_threshold(self.name, "thresholds", value)
+            if not (isinstance(value, int | float) and LOWEST_THRESHOLD <= value <= HIGHEST_THRESHOLD):
+                raise ConfigError(f"threshold: thresholds must be a number in [-1, 1], got {value!r}")
         if len(self.thresholds) not in (1, 2) or list(self.thresholds) != sorted(self.thresholds):
             raise ConfigError(
                 f"threshold: thresholds must be one value (binary) or two ascending values, got {self.thresholds!r}"
@@ -67,10 +67,7 @@ class ThresholdRule(LabelRule):
 class ClaimThresholdRule(LabelRule):
     """Base of rules that label a claim TRUE above ``claim_threshold`` and differ in how they label texts."""
 
-    claim_threshold: float = 0.5
-
-    def __post_init__(self) -> None:
-        _check_threshold(self.name, "claim_threshold", self.claim_threshold)
+    claim_threshold: float = setting(0.5, minimum=LOWEST_THRESHOLD, maximum=HIGHEST_THRESHOLD)
 
     def claim_label(self, score: float | None) -> Label:
         return threshold_claim_label(score, self.claim_threshold)

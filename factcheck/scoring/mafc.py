@@ -63,6 +63,8 @@ class MAFCScorer(Scorer):
     bounds: str = "natural"
 
     def __post_init__(self) -> None:
+        super().__post_init__()
+        # By hand, not setting(choices=...): the CLI's tests pin this wording, not the shared "unknown bounds".
         if self.bounds not in ("natural", "reference"):
             raise ConfigError(f"mafc: bounds must be 'natural' or 'reference', got {self.bounds!r}")
 

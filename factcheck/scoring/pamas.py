@@ -100,6 +100,8 @@ class PAMASScorer(Scorer):
     votes: bool = False
 
     def __post_init__(self) -> None:
+        super().__post_init__()
+        # By hand, not setting(choices=...): tests pin this wording, not the shared "unknown weighting".
         if self.weighting not in WEIGHTINGS:
             raise ConfigError(f"pamas: weighting must be one of {', '.join(WEIGHTINGS)}, got {self.weighting!r}")
         parse_groups(self.groups)

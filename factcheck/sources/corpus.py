@@ -34,6 +34,7 @@ from typing import Any
 from factcheck.dates import evidence_date
 from factcheck.errors import ConfigError, InputError
 from factcheck.jsonl import read_records
+from factcheck.options import setting
 from factcheck.paths import cache_dir
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.sources.base import Source
@@ -258,12 +259,11 @@ class CorpusSource(Source):
     name = "corpus"
     reuse_judgments = True
     path: str | None = None
-    top_k: int = 3
-    passage_words: int = 120
+    top_k: int = setting(3, minimum=1)
+    passage_words: int = setting(120, minimum=1)
 
     def __post_init__(self) -> None:
-        if self.top_k < 1 or self.passage_words < 1:
-            raise ConfigError("corpus: top_k and passage_words must be at least 1")
+        super().__post_init__()  # the declared ranges
         if self.path is not None and not Path(self.path).expanduser().exists():
             raise ConfigError(f"corpus: no such file or folder: {self.path}")
 

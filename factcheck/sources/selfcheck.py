@@ -17,10 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from factcheck.errors import ConfigError
 from factcheck.llm.client import chat, ensure_usable, resolve
 from factcheck.llm.fence import fenced, new_nonce, one_line
 from factcheck.llm.jsonparse import strip_reasoning
+from factcheck.options import setting
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.sources.base import Source
 from factcheck.types import Claim, Evidence
@@ -42,17 +42,11 @@ class SelfCheckSource(Source):
     reuse_judgments = True
 
     name = "selfcheck"
-    samples: int = 1
+    samples: int = setting(1, minimum=1, maximum=20)
     temperature: float | None = None
-    max_tokens: int | None = None
+    max_tokens: int | None = setting(None, minimum=1)
     model: str | None = None
     base_url: str | None = None
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.samples <= 20:
-            raise ConfigError("selfcheck: samples must be between 1 and 20")
-        if self.max_tokens is not None and self.max_tokens < 1:
-            raise ConfigError("selfcheck: max_tokens must be at least 1")
 
     async def prepare(self) -> None:
         ensure_usable(self.model, self.base_url)  # no key, or a model that refused: skip before searching

@@ -48,6 +48,7 @@ from factcheck.dates import evidence_date
 from factcheck.errors import ConfigError, MissingKeyError, ServiceHTTPError, SourceError, SourceRefusedError
 from factcheck.html import strip_html
 from factcheck.net import MESSAGE_CHARS, digest, request_json, service
+from factcheck.options import setting
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.secrets import redact
 from factcheck.sources.base import Source
@@ -284,24 +285,21 @@ class WebSearchSource(Source):
     api_key_env: str = ""
     gl: str = "us"
     hl: str = "en"
-    max_queries: int = 2
-    top_k: int = 5
-    timeout_s: float = 20.0
-    concurrency: int = 4
+    max_queries: int = setting(2, minimum=1)
+    top_k: int = setting(5, minimum=1)
+    timeout_s: float = setting(20.0, minimum=0, min_open=True, unit="seconds")
+    concurrency: int = setting(4, minimum=1)
     date_restrict: bool = True
     transport_options = frozenset({"timeout_s", "concurrency"})  # change how it asks, not what it finds
 
     def __post_init__(self) -> None:
+        super().__post_init__()  # the declared ranges
         if not self.base_url.startswith(("http://", "https://")):
             raise ConfigError(f"{self.name}: base_url must start with http:// or https://, got {self.base_url!r}")
         if not self.api_key_env.strip():
             raise ConfigError(f"{self.name}: api_key_env must name an environment variable")
         if not self.gl.strip() or not self.hl.strip():
             raise ConfigError(f"{self.name}: gl and hl must not be empty")
-        if self.max_queries < 1 or self.top_k < 1 or self.concurrency < 1:
-            raise ConfigError(f"{self.name}: max_queries, top_k and concurrency must be at least 1")
-        if not self.timeout_s > 0:
-            raise ConfigError(f"{self.name}: timeout_s must be positive, got {self.timeout_s!r}")
 
     def cache_version(self) -> str:
         return self.VERSION
@@ -421,12 +419,7 @@ class SerperSource(WebSearchSource):
 
     base_url: str = "https://google.serper.dev"
     api_key_env: str = "SERPER_API_KEY"
-    retries: int = 3
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.retries < 0:
-            raise ConfigError(f"serper: retries must be at least 0, got {self.retries!r}")
+    retries: int = setting(3, minimum=0)
 
     async def fetch(self, query: str, key: str) -> Mapping[str, Any]:
         """POST the query; the key travels in the ``X-API-KEY`` header."""

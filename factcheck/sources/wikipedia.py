@@ -60,9 +60,10 @@ from factcheck.claimtime import reading_times
 from factcheck.dates import timestamp
 from factcheck.errors import ConfigError, SourceError
 from factcheck.net import package_version
+from factcheck.options import setting
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.sources.base import Source
-from factcheck.sources.mediawiki import MAX_PAGES, MediaWiki, is_int
+from factcheck.sources.mediawiki import MAX_PAGES, MediaWiki
 from factcheck.types import Claim, Evidence
 
 USER_AGENT_ENV = "FACTCHECK_WIKIPEDIA_USER_AGENT"
@@ -129,16 +130,17 @@ class WikipediaSource(Source):
     name = "wikipedia"
     language: str = "en"
     api_url: str | None = None
-    pages: int = 1
-    max_queries: int = 2
-    max_chars: int = 1500
-    timeout_s: float = 20.0
-    concurrency: int = 1
+    pages: int = setting(1, minimum=1, maximum=MAX_PAGES)
+    max_queries: int = setting(2, minimum=1)
+    max_chars: int = setting(1500, minimum=1)
+    timeout_s: float = setting(20.0, minimum=0, min_open=True, unit="seconds")
+    concurrency: int = setting(1, minimum=1)
     user_agent: str | None = None
     as_of: str | None = None
     transport_options = frozenset({"timeout_s", "concurrency", "user_agent"})  # change how it asks, not what it finds
 
     def __post_init__(self) -> None:
+        super().__post_init__()  # the declared ranges
         if not isinstance(self.language, str) or not _LANGUAGE.fullmatch(self.language):
             raise ConfigError(f"wikipedia: language must be a Wikipedia language code like 'en', got {self.language!r}")
         if self.api_url is not None:
@@ -147,14 +149,6 @@ class WikipediaSource(Source):
                 raise ConfigError(
                     f"wikipedia: api_url must be an http(s) URL of a MediaWiki api.php, got {self.api_url!r}"
                 )
-        if not is_int(self.pages) or not 1 <= self.pages <= MAX_PAGES:
-            raise ConfigError(f"wikipedia: pages must be an integer from 1 to {MAX_PAGES}, got {self.pages!r}")
-        for option in ("max_queries", "max_chars", "concurrency"):
-            value = getattr(self, option)
-            if not is_int(value) or value < 1:
-                raise ConfigError(f"wikipedia: {option} must be an integer of at least 1, got {value!r}")
-        if isinstance(self.timeout_s, bool) or not isinstance(self.timeout_s, int | float) or not self.timeout_s > 0:
-            raise ConfigError(f"wikipedia: timeout_s must be a positive number of seconds, got {self.timeout_s!r}")
         if self.user_agent is not None:
             _check_user_agent(self.user_agent, "user_agent")
         if self.as_of is not None:

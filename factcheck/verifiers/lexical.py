@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from factcheck.errors import ConfigError
+from factcheck.options import setting
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.text import english_stemmer, split_sentences
 from factcheck.types import Assessment, Claim, Evidence
@@ -104,12 +104,8 @@ class LexicalVerifier(Verifier):
     name = "lexical"
     languages = frozenset({"en"})  # English stop words, negation and direction cues
     reuse_judgments = True
-    min_coverage: float = 0.3
-    max_confidence: float = 0.9
-
-    def __post_init__(self) -> None:
-        if not 0 <= self.min_coverage <= 1 or not 0.5 <= self.max_confidence <= 1:
-            raise ConfigError("lexical: min_coverage must be in [0, 1] and max_confidence in [0.5, 1]")
+    min_coverage: float = setting(0.3, minimum=0, maximum=1)
+    max_confidence: float = setting(0.9, minimum=0.5, maximum=1)
 
     def assess(self, claim: Claim, evidence: Sequence[Evidence]) -> Assessment:
         """Synchronous judgment (the async :meth:`judge` wraps it)."""

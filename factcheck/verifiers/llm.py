@@ -21,10 +21,11 @@ from typing import Any
 
 from factcheck.claimtime import reading_times
 from factcheck.context import current
-from factcheck.errors import ConfigError, LLMError
+from factcheck.errors import LLMError
 from factcheck.llm.client import chat, ensure_usable
 from factcheck.llm.fence import defuse, fenced, new_nonce, one_line
 from factcheck.llm.jsonparse import parse_json_object
+from factcheck.options import setting
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.types import Assessment, Claim, Evidence
 from factcheck.verifiers.base import Verifier
@@ -125,16 +126,10 @@ class LLMVerifier(Verifier):
     name = "llm"
     model: str | None = None
     base_url: str | None = None
-    temperature: float = 0.0
-    max_tokens: int | None = None
-    max_passages: int = 8
+    temperature: float = setting(0.0, minimum=0, maximum=2)
+    max_tokens: int | None = setting(None, minimum=1)
+    max_passages: int = setting(8, minimum=1)
     per_passage: bool = False
-
-    def __post_init__(self) -> None:
-        if self.max_passages < 1 or not 0 <= self.temperature <= 2:
-            raise ConfigError("llm: max_passages must be at least 1 and temperature in [0, 2]")
-        if self.max_tokens is not None and self.max_tokens < 1:
-            raise ConfigError("llm: max_tokens must be at least 1")
 
     async def prepare(self) -> None:
         ensure_usable(self.model, self.base_url)  # no key, or a model that refused: skip before searching

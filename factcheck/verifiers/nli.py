@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from factcheck.errors import ConfigError
+from factcheck.options import setting
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.text import split_sentences
 from factcheck.types import Assessment, Claim, Evidence
@@ -214,22 +215,16 @@ class NLIVerifier(Verifier):
     model: str | None = None
     # The gate calibrated for the shipped model on held-out training claims (its nli.json records it);
     # re-tune it with scripts/tune_nli.py for another model.
-    min_relevance: float = 0.3
-    min_coverage: float = 0.5
-    min_shared: int = 3
-    max_sentences: int = 48
-    batch_size: int = 1  # pair by pair: no padding, and no batch-mate moves a probability (int8 scales per batch)
-    threads: int = 0
+    min_relevance: float = setting(0.3, minimum=0, maximum=1)
+    min_coverage: float = setting(0.5, minimum=0, maximum=1)
+    min_shared: int = setting(3, minimum=1)
+    max_sentences: int = setting(48, minimum=1)
+    # Pair by pair: no padding, and no batch-mate moves a probability (int8 scales per batch).
+    batch_size: int = setting(1, minimum=1)
+    threads: int = setting(0, minimum=0, zero="onnxruntime's default")
 
     def __post_init__(self) -> None:
-        for name in ("min_relevance", "min_coverage"):
-            value = getattr(self, name)
-            if not (isinstance(value, int | float) and 0 <= value <= 1):
-                raise ConfigError(f"nli: {name} must be in [0, 1], got {value!r}")
-        if not (isinstance(self.min_shared, int) and self.min_shared >= 1):
-            raise ConfigError(f"nli: min_shared must be a whole number of at least 1, got {self.min_shared!r}")
-        if self.max_sentences < 1 or self.batch_size < 1 or self.threads < 0:
-            raise ConfigError("nli: max_sentences and batch_size must be at least 1, threads at least 0")
+        super().__post_init__()  # the declared ranges
         if self.model is not None and not Path(self.model).expanduser().is_dir():
             raise ConfigError(f"nli: no such model folder: {self.model}")
 

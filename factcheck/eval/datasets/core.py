@@ -17,7 +17,7 @@ from typing import Any
 
 from factcheck.errors import ConfigError, InputError
 from factcheck.jsonl import read_records
-from factcheck.options import _coerce
+from factcheck.options import coerce_option
 from factcheck.paths import SHARED_DATA_ENV
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.types import Evidence, Label
@@ -108,7 +108,7 @@ class DatasetReader:
                 checked[key] = value
                 continue
             try:
-                checked[key] = _coerce(key, value, default)  # the one coercion every component's options get
+                checked[key] = coerce_option(key, value, default)  # the one coercion every component's options get
             except ConfigError:
                 expected = _EXPECTED.get(type(default), type(default).__name__)
                 raise ConfigError(f"dataset {self.name!r}: option {key} must be {expected}, got {value!r}") from None
