@@ -45,7 +45,7 @@ from factcheck.errors import (
 )
 from factcheck.events import CheckEvent, ClaimChecked, ClaimsFound, TextChecked
 from factcheck.extractors.base import ClaimExtractor
-from factcheck.independence import independent_judgments
+from factcheck.independence import THRESHOLD_RANGE, independent_judgments
 from factcheck.interrupt import Interrupt
 from factcheck.judged_by import judged_by
 from factcheck.language import Detection
@@ -164,8 +164,8 @@ class Checker:
         names = [a.name for a in self.agents]
         if len(set(names)) != len(names):
             raise ConfigError(f"agent names must be unique, got {names}")
-        if independence is not None and not 0 < independence <= 1:
-            raise ConfigError(f"independence threshold must be in (0, 1], got {independence!r}")
+        if independence is not None and not THRESHOLD_RANGE.allows(independence):
+            raise ConfigError(f"independence threshold must be {THRESHOLD_RANGE.bounds_text()}, got {independence!r}")
         self.extractor = extractor
         self.scorer = scorer
         self.labels = labels

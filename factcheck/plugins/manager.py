@@ -35,7 +35,7 @@ import click
 import pluggy
 
 from factcheck.errors import PluginError, UnknownComponentError
-from factcheck.eval.datasets.core import DatasetReader
+from factcheck.eval.datasets.base import DatasetReader
 from factcheck.extractors.base import ClaimExtractor
 from factcheck.plugins import hookspecs
 from factcheck.scoring.base import LabelRule, Scorer

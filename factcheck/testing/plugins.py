@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from factcheck.eval.datasets.core import DatasetReader
+from factcheck.eval.datasets.base import DatasetReader
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.plugins.manager import get_plugin_manager, reset_plugins
 from factcheck.sources.base import Source

@@ -9,16 +9,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from factcheck.eval.datasets.core import (
-    GOLD,
-    Dataset,
-    DatasetReader,
-    claim_item,
-    data_file,
-    gold_dataset,
-    labelled_rows,
-    register_readers,
-)
+from factcheck.eval.datasets.base import Dataset, DatasetReader
+from factcheck.eval.datasets.core import GOLD, claim_item, data_file, gold_dataset, labelled_rows, register_readers
 from factcheck.types import Evidence, Label
 
 _AVERITEC = {

@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from factcheck.errors import InputError
+from factcheck.eval.datasets.base import Dataset, DatasetReader
 from factcheck.eval.datasets.core import (
     GOLD,
-    Dataset,
-    DatasetReader,
     claim_item,
     data_file,
     gold_dataset,

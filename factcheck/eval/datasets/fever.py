@@ -6,10 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from factcheck.eval.datasets.base import Dataset, DatasetReader
 from factcheck.eval.datasets.core import (
     GOLD,
-    Dataset,
-    DatasetReader,
     claim_item,
     data_file,
     gold_dataset,

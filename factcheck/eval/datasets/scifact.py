@@ -7,19 +7,8 @@ import random
 from pathlib import Path
 
 from factcheck.errors import ConfigError, InputError
-from factcheck.eval.datasets.core import (
-    GOLD,
-    Dataset,
-    DatasetReader,
-    EvalItem,
-    GoldClaim,
-    claim_item,
-    data_file,
-    gold_dataset,
-    map_label,
-    register_readers,
-    rows,
-)
+from factcheck.eval.datasets.base import Dataset, DatasetReader, EvalItem, GoldClaim
+from factcheck.eval.datasets.core import GOLD, claim_item, data_file, gold_dataset, map_label, register_readers, rows
 from factcheck.jsonl import read_records
 from factcheck.types import Evidence, Label
 
