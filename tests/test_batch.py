@@ -25,11 +25,11 @@ from factcheck.batch.runner import Budget, LocalEngine, Tally, run_batch
 from factcheck.build import build_checker
 from factcheck.cli import cli
 from factcheck.errors import ConfigError, InputError
-from factcheck.net import REFUSALS, UNREACHABLE, digest
+from factcheck.net import REFUSALS, UNREACHABLE, Service, digest, use_service
 from factcheck.pipeline import Agent
 from factcheck.resume import AppendLog, read_done
 from factcheck.testing import ScriptedVerifier, StaticSource
-from factcheck.testing_llm import FakeChatServer
+from factcheck.testing.llm import FakeChatServer
 from factcheck.types import Assessment, Claim, Evidence
 from tests.fakes import FakeServer, Request, Response
 
@@ -625,3 +625,27 @@ def test_a_batch_aimed_at_an_unreachable_host_says_so_once_and_does_not_grind(
     for record in records:
         web = next(j for j in record["claims"][0]["judgments"] if j["agent"] == "web")
         assert named in web["error"] and web["factuality"] is None
+
+
+def test_an_unreachable_host_is_said_from_the_memory_of_the_service_in_use(
+    tmp_path: Path, search_fakes: tuple[FakeServer, FakeServer]
+) -> None:
+    # A custom service keeps its own memory of refusals: the default service's knows nothing of this host.
+    _, wiki = search_fakes
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    path, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    path.write_text(
+        "".join(json.dumps({"id": i, "text": f"Statins lower LDL by {i} percent."}) + "\n" for i in range(3))
+    )
+    config = search_config(tmp_path, "https://google.serper.dev", f"{wiki.url}/w/api.php")
+    custom = Service()
+    with use_service(custom):
+        code, output = run(
+            "batch", path, "--out", out, "--config", config, "--no-cache", "--serper-url", f"http://127.0.0.1:{port}"
+        )
+    assert code == 0, output
+    named = f"serper: cannot reach 127.0.0.1:{port} (connection refused)"
+    assert any(named in reason for reason in custom.refusals.met()) and not UNREACHABLE.met()
+    assert " ".join(output.split()).count(f"warning: {named}") == 1
