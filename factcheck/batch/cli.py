@@ -21,7 +21,7 @@ from factcheck.batch.output import claim_output, lock_path, prepare_output
 from factcheck.batch.progress import BatchProgress, render_summary, summarise
 from factcheck.batch.runner import BatchResult, Budget, LocalEngine, Tally, run_batch
 from factcheck.build import build_checker, fingerprint
-from factcheck.cli import (
+from factcheck.cli.flags import (
     HelpOption,
     budget_flags,
     cache_flag,
