@@ -1,6 +1,6 @@
 """Benchmark of ``factcheck batch``: throughput against the ideal, and memory over 10,000 documents.
 
-Throughput: a fake OpenAI-compatible model server (``factcheck.testing_llm``, in
+Throughput: a fake OpenAI-compatible model server (``factcheck.testing.llm``, in
 its own process on 127.0.0.1) answers every call after a fixed latency L. Each
 synthetic document is one sentence, hence one claim, judged by the ``llm``
 verifier against a static offline source: exactly one LLM call per document.
@@ -101,7 +101,7 @@ async def http_alone(base_url: str, concurrency: int, rounds: int) -> float:
 def start_server(latency_s: float) -> tuple[subprocess.Popen[str], str]:
     """The fake model server in its own process, so it never competes with the batch for the GIL."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "factcheck.testing_llm", "--latency", str(latency_s)],
+        [sys.executable, "-m", "factcheck.testing.llm", "--latency", str(latency_s)],
         stdout=subprocess.PIPE,
         text=True,
     )

@@ -237,7 +237,7 @@ def scenario_surrogate(code: Path, folder: Path, args: argparse.Namespace) -> li
 
 
 def scenario_budget(code: Path, folder: Path, args: argparse.Namespace) -> list[Row]:
-    from factcheck.testing_llm import FakeChatServer
+    from factcheck.testing.llm import FakeChatServer
 
     docs = folder / "budget.jsonl"
     docs.write_text(
@@ -471,7 +471,7 @@ def scenario_stalled_llm(code: Path, folder: Path, args: argparse.Namespace) -> 
     """Issue 24, item 3: the llm extractor against a fake model that answers nothing for 30 s (timeout_s
     = 2, max_retries = 3, agent_timeout_s = 3): for one CLI check and for a batch of 4 documents with
     --max-llm-calls 2, the requests the model received, the calls counted in usage, and the exit time."""
-    from factcheck.testing_llm import FakeChatServer
+    from factcheck.testing.llm import FakeChatServer
 
     # Python 3.11 logs a traceback for each stalled answer the fake cancels when it stops: not a finding.
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
@@ -807,7 +807,7 @@ def scenario_search_budget(code: Path, folder: Path, args: argparse.Namespace) -
     """Issue 24, item 4: 3 documents of 3 claims extracted by a fake model (2 queries each), a Serper and a
     MediaWiki agent judged by it; ``--max-llm-calls 3`` (spent by the extractions), then ``--max-searches 4``:
     the requests the fakes received, and what the summary says."""
-    from factcheck.testing_llm import FakeChatServer
+    from factcheck.testing.llm import FakeChatServer
 
     docs = folder / "search-budget.jsonl"
     sentences = (

@@ -25,11 +25,11 @@ from factcheck.batch.runner import Budget, LocalEngine, Tally, run_batch
 from factcheck.build import build_checker
 from factcheck.cli import cli
 from factcheck.errors import ConfigError, InputError
-from factcheck.net import REFUSALS, UNREACHABLE, digest
+from factcheck.net import REFUSALS, UNREACHABLE, Service, digest, use_service
 from factcheck.pipeline import Agent
 from factcheck.resume import AppendLog, read_done
 from factcheck.testing import ScriptedVerifier, StaticSource
-from factcheck.testing_llm import FakeChatServer
+from factcheck.testing.llm import FakeChatServer
 from factcheck.types import Assessment, Claim, Evidence
 from tests.fakes import FakeServer, Request, Response
 
@@ -601,27 +601,44 @@ def test_a_reached_llm_budget_stops_the_searches_of_the_checks_in_flight(
     )
 
 
-def test_a_batch_aimed_at_an_unreachable_host_says_so_once_and_does_not_grind(
-    tmp_path: Path, search_fakes: tuple[FakeServer, FakeServer]
-) -> None:
-    _, wiki = search_fakes
+def batch_to_an_unreachable_host(tmp_path: Path, wiki: FakeServer, documents: int) -> tuple[int, str, Path, str]:
+    """A batch of ``documents`` texts whose Serper is a loopback port nothing listens on: its exit status,
+    output and output file, and how the unreachable host is named."""
     with socket.socket() as sock:  # a port nothing listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     path, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
-    texts = [f"Statins lower LDL cholesterol by {i} percent." for i in range(8)]
+    texts = [f"Statins lower LDL cholesterol by {i} percent." for i in range(documents)]
     path.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(texts)))
     config = search_config(tmp_path, "https://google.serper.dev", f"{wiki.url}/w/api.php")
-    started = time.monotonic()
     code, output = run(
         "batch", path, "--out", out, "--config", config, "--no-cache", "--serper-url", f"http://127.0.0.1:{port}"
     )
+    return code, output, out, f"serper: cannot reach 127.0.0.1:{port} (connection refused)"
+
+
+def test_a_batch_aimed_at_an_unreachable_host_says_so_once_and_does_not_grind(
+    tmp_path: Path, search_fakes: tuple[FakeServer, FakeServer]
+) -> None:
+    started = time.monotonic()
+    code, output, out, named = batch_to_an_unreachable_host(tmp_path, search_fakes[1], 8)
     assert code == 0, output
     assert time.monotonic() - started < 30  # no retries, no time-outs: each document is done at once
-    named = f"serper: cannot reach 127.0.0.1:{port} (connection refused)"
     assert " ".join(output.split()).count(f"warning: {named}") == 1  # said once, not once per document
     records = lines_of(out)
     assert len(records) == 8
     for record in records:
         web = next(j for j in record["claims"][0]["judgments"] if j["agent"] == "web")
         assert named in web["error"] and web["factuality"] is None
+
+
+def test_an_unreachable_host_is_said_from_the_memory_of_the_service_in_use(
+    tmp_path: Path, search_fakes: tuple[FakeServer, FakeServer]
+) -> None:
+    # A custom service keeps its own memory of refusals: the default service's knows nothing of this host.
+    custom = Service()
+    with use_service(custom):
+        code, output, _, named = batch_to_an_unreachable_host(tmp_path, search_fakes[1], 3)
+    assert code == 0, output
+    assert any(named in reason for reason in custom.refusals.met()) and not UNREACHABLE.met()
+    assert " ".join(output.split()).count(f"warning: {named}") == 1

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from factcheck.testing_llm import FakeChatServer
+from factcheck.testing.llm import FakeChatServer
 from tests.test_batch import ARTICLE, lines_of, offline_config
 
 SENTENCES = [

@@ -33,7 +33,7 @@ from factcheck.plugins.calls import SYNC_WORKERS, call_plugin
 from factcheck.resume import AppendLog, exclusive
 from factcheck.sources.base import Source
 from factcheck.testing import ScriptedVerifier, StaticSource, registered
-from factcheck.testing_llm import FakeChatServer
+from factcheck.testing.llm import FakeChatServer
 from factcheck.text import valid_unicode, valid_unicode_data
 from factcheck.types import Claim, Evidence
 
@@ -227,7 +227,7 @@ def test_surrogate_evidence_does_not_stop_a_batch(tmp_path: Path) -> None:
 
 
 def test_surrogates_in_model_answers_are_replaced() -> None:
-    from factcheck.testing_llm import FakeModel
+    from factcheck.testing.llm import FakeModel
 
     class Careless(FakeModel):
         def answer(self, body: Any) -> str:

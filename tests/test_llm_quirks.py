@@ -1,6 +1,6 @@
 """The paper profile with the answers real models and servers give, end to end through ``factcheck check``.
 
-The fake model (factcheck.testing_llm.FakeModel) wraps its JSON as real models
+The fake model (factcheck.testing.llm.FakeModel) wraps its JSON as real models
 do and its server replays real servers' quirks with the bodies they send; the
 search and MediaWiki fakes answer with what those APIs return. None of them
 reads factcheck's prompts to decide what to say.
@@ -23,7 +23,7 @@ from factcheck.cli import cli
 from factcheck.context import using
 from factcheck.llm.client import estimate_tokens
 from factcheck.testing import StaticSource
-from factcheck.testing_llm import STYLES, FakeModel
+from factcheck.testing.llm import STYLES, FakeModel
 from factcheck.verifiers.llm import LLMVerifier
 from tests.fake_llm import completion, model_route
 from tests.fakes import FakeServer, Request, Response

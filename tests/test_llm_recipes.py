@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from factcheck.cli import cli
-from factcheck.testing_llm import FakeModel
+from factcheck.testing.llm import FakeModel
 from tests.fake_llm import model_route
 from tests.fakes import FakeServer
 from tests.test_llm_quirks import CLAIMS, TEXT, mediawiki, serper

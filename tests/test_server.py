@@ -21,7 +21,7 @@ pytest.importorskip("fastapi", reason="the server extra is not installed")
 from factcheck.cli import cli
 from factcheck.errors import ConfigError
 from factcheck.net import request_json
-from factcheck.server.app import CheckerPool, create_app
+from factcheck.server.app import create_app
 from factcheck.server.auth import KeyChecker, RateLimiter
 from factcheck.server.runner import serve_in_thread
 from factcheck.server.settings import ServerSettings, is_loopback
@@ -586,17 +586,6 @@ def test_settings_from_the_environment() -> None:
         ServerSettings.from_env({"FACTCHECK_DEADLINE_S": "soon"})
     with pytest.raises(ConfigError, match="at least 8 characters"):
         ServerSettings(api_keys=("short",))
-
-
-def test_checkers_are_built_once_per_choice_and_bounded(lexical: str) -> None:
-    pool = CheckerPool(ServerSettings(profile="offline", max_checkers=2, config=lexical))
-    first = pool.get()
-    assert pool.get() is first and pool.get("offline") is first
-    normsum = pool.get(scorer="normsum")
-    assert normsum is not first and normsum.scorer.name == "normsum"
-    pool.get(scorer="average")  # a third choice pushes out the least recently used (the default)
-    assert pool.get(scorer="normsum") is normsum
-    assert pool.get() is not first
 
 
 def test_serve_is_a_registered_command() -> None:

@@ -21,7 +21,7 @@ from factcheck.batch.output import claim_output, lock_path, prepare_output
 from factcheck.batch.progress import BatchProgress, render_summary, summarise
 from factcheck.batch.runner import BatchResult, Budget, LocalEngine, Tally, run_batch
 from factcheck.build import build_checker, fingerprint
-from factcheck.cli import (
+from factcheck.cli.flags import (
     HelpOption,
     budget_flags,
     cache_flag,
@@ -42,7 +42,7 @@ from factcheck.cli import (
 )
 from factcheck.config import Settings
 from factcheck.errors import ConfigError, InputError
-from factcheck.net import UNREACHABLE
+from factcheck.net import service
 from factcheck.pipeline import Checker
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.resume import AppendLog, exclusive
@@ -182,11 +182,12 @@ def batch(
                 result = BatchResult(Tally())
             else:
                 progress = BatchProgress(todo, err, enabled=not quiet and err.is_terminal)
-                noted = set(UNREACHABLE.met())
+                # The current service's memory of refusals: a custom service (use_service) keeps its own.
+                noted = set(service().refusals.met())
 
                 def advance(record: dict[str, Any], tally: Tally) -> None:
                     progress.advance(record, tally)
-                    for reason in UNREACHABLE.met():  # said once, not once per document
+                    for reason in service().refusals.met():  # said once, not once per document
                         if reason not in noted:
                             noted.add(reason)
                             err.print(

@@ -11,7 +11,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from factcheck.cli import HelpOption
+from factcheck.cli.flags import HelpOption
 from factcheck.errors import InputError
 from factcheck.eval.metrics import accuracy, bootstrap_ci
 from factcheck.jsonl import read_records

@@ -16,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from factcheck.build import build_checker, fingerprint
-from factcheck.cli import (
+from factcheck.cli.flags import (
     HelpOption,
     config_flag,
     corpus_flag,

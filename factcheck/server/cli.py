@@ -15,7 +15,7 @@ from typing import IO, Any
 
 import click
 
-from factcheck.cli import HelpOption, config_flag, corpus_flag, endpoint_flags, profiles
+from factcheck.cli.flags import HelpOption, config_flag, corpus_flag, endpoint_flags, profiles
 from factcheck.errors import ConfigError
 from factcheck.options import Declared, declared
 from factcheck.plugins.hookspecs import hookimpl

@@ -1,0 +1,94 @@
+"""The ``factcheck`` command line: the group, its entry point, and the built-in commands' registration.
+
+Built-in commands register through the ``register_commands`` hook like any
+plugin's; this package's own (``check``, ``extract``, ``score``, ``plugins``) live
+in modules of their own, and the flags that every checking command shares in
+:mod:`factcheck.cli.flags`. Errors raised on purpose (:class:`FactcheckError`)
+print as one line and exit 1; ``FACTCHECK_RAISE_ERRORS=1`` shows the traceback
+instead. Click's usage errors exit 2; ``check --fail-on`` adds 3, 4 and 5
+(:data:`factcheck.cli.check.FAIL_STATUS`). Warnings of factcheck's own (a plugin
+refused) print as one ``warning: ...`` line.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from factcheck.errors import FactcheckError, raise_errors_requested
+from factcheck.plugins.hookspecs import hookimpl
+
+
+class FactcheckGroup(click.Group):
+    """A group whose commands come from the plugin registry, and that prints domain errors as one line."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from factcheck.plugins import get_commands
+
+        return sorted(get_commands())
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        from factcheck.plugins import get_commands
+
+        return get_commands().get(cmd_name)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except FactcheckError as exc:
+            if raise_errors_requested():
+                raise
+            raise click.ClickException(str(exc)) from None
+
+
+@click.group(cls=FactcheckGroup)
+@click.version_option(package_name="factcheck-agents")
+def cli() -> None:
+    """Evidence-based, multi-agent fact-checking."""
+
+
+@hookimpl
+def register_commands(register: Callable[[Any], None]) -> None:
+    # Imported here, not above: the command modules import factcheck.cli.flags, hence this package half built.
+    from factcheck.cli.check import check
+    from factcheck.cli.extract import extract
+    from factcheck.cli.plugins import plugins
+    from factcheck.cli.score import score
+
+    for command in (check, extract, score, plugins):
+        register(command)
+
+
+ShowWarning = Callable[..., None]  # the signature of warnings.showwarning
+
+
+def one_line_warnings(python_way: ShowWarning) -> ShowWarning:
+    """A ``warnings.showwarning`` that shows factcheck's own warnings (a refused plugin, an unwritable
+    cache) as one ``warning: ...`` line on standard error, with no source path, and any other warning
+    ``python_way``."""
+    from factcheck.plugins.manager import PluginWarning
+
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: Any = None,
+        line: str | None = None,
+    ) -> None:
+        text = str(message)
+        if issubclass(category, PluginWarning) or text.startswith("factcheck: "):
+            click.echo(f"warning: {text.removeprefix('factcheck: ')}", err=True)
+        else:
+            python_way(message, category, filename, lineno, file, line)
+
+    return show
+
+
+def main() -> None:
+    """Console-script entry point."""
+    warnings.showwarning = one_line_warnings(warnings.showwarning)
+    cli()

@@ -1,0 +1,242 @@
+"""``factcheck check``: check a text and show the verdict, with ``--fail-on`` exit statuses for scripts."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Collection
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+from rich.console import Console
+
+from factcheck.claimtime import reference_time
+from factcheck.cli.flags import (
+    HelpOption,
+    budget_flags,
+    cache_flag,
+    config_flag,
+    corpus_flag,
+    endpoint_flags,
+    independence_flag,
+    labels_flag,
+    llm_base_url_flag,
+    llm_model_flag,
+    no_cache_flag,
+    option_flag,
+    profile_flag,
+    read_text,
+    refresh_flag,
+    scorer_flag,
+    settings_from_flags,
+    source_flag,
+    text_input,
+)
+
+if TYPE_CHECKING:
+    from factcheck.types import TextVerdict
+
+
+# Exit statuses of ``check --fail-on``, beside 0 (done), 1 (an error you can fix) and 2 (a usage error).
+# When several conditions asked for hold, the first here decides: an error explains an UNVERIFIED claim.
+FAIL_STATUS = {"error": 3, "unverified": 4, "false": 5}
+
+EXIT_STATUSES = (
+    "Exit status: 0 checked; 1 an error you can fix (bad input or settings); 2 a usage error; with --fail-on: "
+    "3 an agent could not judge (error), 4 a claim or the text is UNVERIFIED (unverified), 5 a claim is FALSE "
+    "or the text FALSE or PARTLY TRUE (false)."
+)
+
+
+def failure(verdict: TextVerdict, conditions: Collection[str]) -> tuple[int, str] | None:
+    """The exit status and why, for the first of ``conditions`` (``--fail-on``) that ``verdict`` meets; else None.
+
+    - ``error``: an agent could not judge a claim (its source or verifier failed, it timed out, it was
+      skipped for a missing key or a language it cannot read), or a component failed (``usage.errors``:
+      the claim extractor fell back);
+    - ``unverified``: a claim is UNVERIFIED, or the text is (no claim found, none verified);
+    - ``false``: a claim is FALSE, or the text FALSE or PARTLY TRUE.
+    """
+    for condition, status in FAIL_STATUS.items():
+        if condition in conditions and (reason := _unmet(condition, verdict)):
+            return status, f"--fail-on {condition}: {reason}"
+    return None
+
+
+def _unmet(condition: str, verdict: TextVerdict) -> str | None:
+    """Why ``verdict`` meets the ``--fail-on`` ``condition``, in words; None when it does not."""
+    from factcheck.report import plural
+    from factcheck.types import Label
+
+    claims = verdict.claims
+    if condition == "error":
+        failed = [(number, j) for number, c in enumerate(claims) for j in c.judgments if j.error]
+        if failed:
+            agents = list(dict.fromkeys(j.agent for _, j in failed))
+            first = failed[0][1]
+            return (
+                f"{'agent' if len(agents) == 1 else 'agents'} {', '.join(agents)} could not judge "
+                f"{len({n for n, _ in failed})} of {plural(len(claims), 'claim')} ({first.agent}: {first.error})"
+            )
+        return "a component failed: " + ", ".join(sorted(verdict.usage.errors)) if verdict.usage.errors else None
+    if condition == "unverified":
+        if unverified := sum(c.label is Label.UNVERIFIED for c in claims):
+            return f"{unverified} of {plural(len(claims), 'claim')} UNVERIFIED"
+        if verdict.label is Label.UNVERIFIED:
+            return "the text is UNVERIFIED" + ("" if claims else " (no claim found)")
+        return None
+    if false := sum(c.label is Label.FALSE for c in claims):
+        return f"{false} of {plural(len(claims), 'claim')} FALSE"
+    return f"the text is {verdict.label}" if verdict.label in (Label.FALSE, Label.PARTLY_TRUE) else None
+
+
+@click.command(short_help="Check a text and show the verdict with its evidence.", epilog=EXIT_STATUSES)
+@text_input(
+    "text: a readable report; json: the factcheck/1 JSON format, indented; jsonl: the same on one line.",
+    ("text", "json", "jsonl"),
+)
+@click.option(
+    "--fail-on",
+    "fail_on",
+    multiple=True,
+    type=click.Choice(list(FAIL_STATUS)),
+    help="For scripts: exit 3 when an agent could not judge a claim (error), 4 when a claim or the text is "
+    "UNVERIFIED (unverified), 5 when a claim is FALSE or the text FALSE or PARTLY TRUE (false); repeatable, "
+    "the first that holds in that order decides. The verdict is printed first, the reason on standard error.",
+)
+@profile_flag
+@scorer_flag
+@labels_flag
+@option_flag
+@corpus_flag
+@source_flag
+@config_flag
+@llm_base_url_flag
+@llm_model_flag
+@endpoint_flags
+@cache_flag
+@no_cache_flag
+@refresh_flag
+@click.option(
+    "--routing",
+    cls=HelpOption,
+    type=click.Choice(["all", "trust", "gated"]),
+    default_text="settings, else all",
+    help="Which agents answer each claim: all, trust (PAMAS: the most trusted first) or gated (cheapest first).",
+)
+@click.option(
+    "--tau",
+    cls=HelpOption,
+    default_text="settings, else 0.8",
+    help="Confidence a gated check needs to stop asking more agents.",
+)
+@click.option(
+    "--as-of",
+    metavar="DATE",
+    help="When the text was written (ISO 8601, e.g. 2014-05-10; default now): claims' times are resolved "
+    "against it, and Wikipedia is read as it stood then (docs/time.md).",
+)
+@click.option(
+    "--trust",
+    "trust_file",
+    type=click.Path(path_type=Path),
+    help="Trust file (factcheck calibrate): orders agents for --routing trust, and weighs a trust-aware scorer "
+    "(pamas) as -o trust=FILE does.",
+)
+@independence_flag
+@click.option(
+    "--independence-threshold",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=0.5,
+    show_default=True,
+    help="With --independence merge: how similar two agents' evidence must be to count once.",
+)
+@budget_flags
+def check(
+    text: str | None,
+    file: Path | None,
+    fmt: str,
+    fail_on: tuple[str, ...],
+    profile: str | None,
+    scorer: str | None,
+    labels: str | None,
+    options: tuple[str, ...],
+    corpus: Path | None,
+    sources: tuple[str, ...],
+    config: Path | None,
+    llm_base_url: str | None,
+    llm_model: str | None,
+    serper_url: str | None,
+    wikipedia_url: str | None,
+    cache_path: Path | None,
+    no_cache: bool,
+    refresh: bool,
+    routing: str | None,
+    tau: str | None,
+    as_of: str | None,
+    trust_file: Path | None,
+    independence: str,
+    independence_threshold: float,
+    max_cost: float | None,
+    max_llm_calls: int | None,
+    max_searches: int | None,
+) -> None:
+    """Check TEXT (or --file F, or - for standard input) and report the verdict.
+
+    With a budget (--max-cost, --max-llm-calls, --max-searches), a request the budget does not allow is not
+    sent: its agent abstains, and what was sent is said on standard error."""
+    content = read_text(text, file)
+    if as_of is not None:
+        try:
+            reference_time(as_of)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--as-of") from None
+    from factcheck.build import build_checker
+
+    checker = build_checker(
+        settings_from_flags(
+            config=config,
+            profile=profile,
+            scorer=scorer,
+            labels=labels,
+            options=options,
+            corpus=corpus,
+            sources=sources,
+            llm_base_url=llm_base_url,
+            llm_model=llm_model,
+            cache_path=cache_path,
+            no_cache=no_cache,
+            refresh=refresh,
+            independence=independence,
+            independence_threshold=independence_threshold,
+            serper_url=serper_url,
+            wikipedia_url=wikipedia_url,
+            routing=routing,
+            tau=tau,
+            trust_file=trust_file,
+        )
+    )
+    from factcheck.context import using
+    from factcheck.usage import Spending
+
+    budgeted = any(limit is not None for limit in (max_cost, max_llm_calls, max_searches))
+    spending = Spending(max_llm_calls, max_cost, max_searches) if budgeted else None
+    with using(spending=spending):
+        verdict = checker.check(content, as_of=as_of)
+    if fmt == "json":
+        click.echo(json.dumps(verdict.to_dict(), ensure_ascii=False, indent=2))
+    elif fmt == "jsonl":  # one line per text: what `factcheck score` and other JSON Lines readers take
+        click.echo(json.dumps(verdict.to_dict(), ensure_ascii=False))
+    else:
+        from factcheck.report import render
+
+        # Piped output keeps long lines (URLs) whole instead of wrapping them at 80 columns.
+        render(verdict, Console(soft_wrap=not sys.stdout.isatty()))
+    if spending is not None and (reached := spending.reached()) is not None:
+        click.echo(f"budget: {reached}; sent {spending.sent()}", err=True)
+    failed = failure(verdict, fail_on)
+    if failed is not None:
+        status, reason = failed
+        click.echo(f"{reason} (exit status {status})", err=True)
+        sys.exit(status)

@@ -1,0 +1,327 @@
+"""The flags and helpers that every command reading settings shares (``check``, ``extract``, ``score``,
+``batch``, ``eval``, ``calibrate``, ``serve``): one definition each, so a flag means the same everywhere.
+
+Nothing heavy is imported here: commands import the pipeline when they run.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from factcheck.errors import ConfigError, InputError
+from factcheck.options import parse_option_pairs
+
+if TYPE_CHECKING:
+    from factcheck.config import Settings
+
+
+def registered(kind: str) -> Callable[[], list[str]]:
+    """The names registered of ``kind`` (``scorers``, ``label_rules``, ...), read when called."""
+
+    def names() -> list[str]:
+        from factcheck.plugins import get_registry
+
+        return sorted(get_registry().components[kind])
+
+    return names
+
+
+def profiles() -> list[str]:
+    """The agent profiles' names."""
+    from factcheck.config import PROFILES
+
+    return sorted(PROFILES)
+
+
+class HelpOption(click.Option):
+    """An option whose help names what is registered and the default that settings decide.
+
+    ``names`` fills ``{names}`` in the help, read from the plugin registry only when help
+    is shown (the registry is built from the plugins, this module among them), so a
+    plugin's scorer is listed beside the built-ins. ``default_text`` is shown as click
+    shows a default, for options whose click default is ``None`` because ``factcheck.toml``
+    or the environment may set them.
+    """
+
+    def __init__(
+        self,
+        *args: Any,
+        names: Callable[[], list[str]] | None = None,
+        default_text: str | Callable[[], str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.names = names
+        self.default_text = default_text
+        self.help_template = self.help
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        if self.names is not None and self.help_template:
+            self.help = self.help_template.format(names=", ".join(self.names()))
+        return super().get_help_record(ctx)
+
+    def get_help_extra(self, ctx: click.Context) -> click.types.OptionHelpExtra:
+        extra = super().get_help_extra(ctx)
+        if self.default_text is not None:
+            extra["default"] = self.default_text() if callable(self.default_text) else self.default_text
+        return extra
+
+
+def key_value_pairs(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    """Refuse a ``-o`` value that is not KEY=VALUE while parsing, before any work, with a hint
+    for the likely slip: ``-o`` meant as an output file."""
+    for value in values:
+        try:
+            parse_option_pairs([value])
+        except ConfigError:
+            hint = ""
+            if "=" not in value and any(p.name == "out" for p in ctx.command.params):
+                hint = f"; to write to {value}, use --out {value}"
+            raise click.BadParameter(
+                f"{value!r} is not KEY=VALUE (-o is --option in every factcheck command{hint})", ctx, param
+            ) from None
+    return values
+
+
+def options_flag(help_text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``-o/--option KEY=VALUE`` (repeatable), read into ``options``; ``help_text`` says whose options."""
+    return click.option(
+        "--option", "-o", "options", multiple=True, metavar="KEY=VALUE", callback=key_value_pairs, help=help_text
+    )
+
+
+option_flag = options_flag("Option of the scorer or label rule, e.g. bounds=reference or thresholds=0.5 (repeatable).")
+
+
+def settings_default(name: str) -> Callable[[], str]:
+    """``settings, else X``: the help's default for a flag whose value settings decide, X read from
+    :class:`~factcheck.config.Settings` when the help is shown."""
+
+    def text() -> str:
+        from factcheck.config import Settings
+
+        return f"settings, else {getattr(Settings, name)}"
+
+    return text
+
+
+scorer_flag = click.option(
+    "--scorer",
+    cls=HelpOption,
+    names=registered("scorers"),
+    default_text=settings_default("scorer"),
+    help="Scorer: {names}.",
+)
+labels_flag = click.option(
+    "--labels",
+    cls=HelpOption,
+    names=registered("label_rules"),
+    default_text=settings_default("labels"),
+    help="Label rule: {names}.",
+)
+profile_flag = click.option(
+    "--profile",
+    cls=HelpOption,
+    names=profiles,
+    default_text="settings, else paper when LLM and web-search keys are set, else offline",
+    help="Agent profile: {names}.",
+)
+config_flag = click.option(
+    "--config",
+    cls=HelpOption,
+    type=click.Path(path_type=Path),
+    default_text="./factcheck.toml if there is one",
+    help="Settings file.",
+)
+corpus_flag = click.option(
+    "--corpus",
+    cls=HelpOption,
+    type=click.Path(path_type=Path),
+    default_text="settings, else the shipped SciFact abstracts",
+    help="JSONL file, text file or folder searched by the corpus agent.",
+)
+source_flag = click.option(
+    "--source",
+    "sources",
+    cls=HelpOption,
+    multiple=True,
+    names=registered("sources"),
+    help="Add an agent with this source and the profile's verifier (repeatable): {names}.",
+)
+llm_base_url_flag = click.option(
+    "--llm-base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (Ollama)."
+)
+llm_model_flag = click.option("--llm-model", help="Model name for the LLM components.")
+cache_flag = click.option(
+    "--cache",
+    "cache_path",
+    cls=HelpOption,
+    type=click.Path(path_type=Path),
+    default_text="settings, else cache.sqlite in $FACTCHECK_CACHE_DIR or ~/.cache/factcheck",
+    help="SQLite cache file.",
+)
+no_cache_flag = click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
+refresh_flag = click.option(
+    "--refresh", is_flag=True, help="Ask every source and model again instead of reading the cache; store the answers."
+)
+independence_flag = click.option(
+    "--independence",
+    type=click.Choice(["off", "merge"]),
+    default="off",
+    show_default=True,
+    help="merge: agreeing agents citing near-duplicate evidence count once.",
+)
+serper_url_flag = click.option(
+    "--serper-url",
+    cls=HelpOption,
+    default_text="settings, else https://google.serper.dev",
+    help="Base URL of the Serper API.",
+)
+wikipedia_url_flag = click.option(
+    "--wikipedia-url",
+    cls=HelpOption,
+    default_text="settings, else https://en.wikipedia.org/w/api.php",
+    help="MediaWiki API URL.",
+)
+
+
+def endpoint_flags(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--serper-url`` and ``--wikipedia-url``: where the search agents send their requests, the same
+    flags in every command that checks (check, batch, eval, serve)."""
+    return serper_url_flag(wikipedia_url_flag(command))
+
+
+def budget_flags(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--max-cost``, ``--max-llm-calls`` and ``--max-searches``: limits checked before each paid request
+    (:class:`~factcheck.usage.Spending`), the same in ``check`` and ``batch``."""
+    command = click.option(
+        "--max-searches",
+        type=click.IntRange(min=0),
+        help="Send no search request (Serper, SerpAPI, MediaWiki; each retry counts) once this many are sent.",
+    )(command)
+    command = click.option(
+        "--max-llm-calls", type=click.IntRange(min=0), help="Make no LLM call once this many are made."
+    )(command)
+    return click.option(
+        "--max-cost", type=click.FloatRange(min=0), help="Make no paid call once this many US dollars are spent."
+    )(command)
+
+
+scoring_trust_flag = click.option(
+    "--trust",
+    "trust_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Trust file (factcheck calibrate) for a trust-aware scorer (pamas): the same as -o trust=FILE.",
+)
+
+
+def scoring_options(options: tuple[str, ...], trust_file: Path | None) -> dict[str, str]:
+    """The ``-o`` pairs, with ``--trust FILE`` as ``trust=FILE`` unless ``-o trust=...`` names one."""
+    parsed = parse_option_pairs(options)
+    if trust_file is not None:
+        parsed.setdefault("trust", str(trust_file))
+    return parsed
+
+
+def llm_overrides(base_url: str | None, model: str | None) -> dict[str, str]:
+    """The ``[llm]`` settings the LLM flags set."""
+    return {k: v for k, v in (("base_url", base_url), ("model", model)) if v}
+
+
+def read_text(text: str | None, file: Path | None) -> str:
+    """TEXT, the ``--file`` it names, or standard input for ``-``: the text a command was given, as UTF-8."""
+    if text is not None and file is not None:
+        raise InputError("give the text or --file, not both")
+    if file is not None:
+        try:
+            return file.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot read {file}: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise InputError(f"{file} is not UTF-8 text") from None
+    if text is None:
+        raise InputError("give a text to check, --file PATH, or - to read standard input")
+    if text == "-":
+        try:
+            return sys.stdin.buffer.read().decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError("standard input is not UTF-8 text") from None
+    return text
+
+
+def settings_from_flags(
+    *,
+    config: Path | None,
+    profile: str | None,
+    scorer: str | None,
+    labels: str | None,
+    options: tuple[str, ...],
+    corpus: Path | None,
+    sources: tuple[str, ...],
+    llm_base_url: str | None,
+    llm_model: str | None,
+    cache_path: Path | None,
+    no_cache: bool,
+    independence: str,
+    independence_threshold: float = 0.5,
+    refresh: bool = False,
+    serper_url: str | None = None,
+    wikipedia_url: str | None = None,
+    routing: str | None = None,
+    tau: str | None = None,
+    trust_file: Path | None = None,
+) -> Settings:
+    """The settings the shared command-line flags ask for (``check``, ``batch``, ``eval``): the config
+    file and environment, then the flags. :func:`factcheck.build_checker` makes the checker."""
+    from factcheck.config import load_settings
+
+    source_options: dict[str, dict[str, str]] = {}
+    if serper_url:
+        source_options["serper"] = {"base_url": serper_url}
+    if wikipedia_url:
+        source_options["wikipedia"] = {"api_url": wikipedia_url}
+    cache: dict[str, Any] = {"path": str(cache_path)} if cache_path else {}
+    if no_cache:
+        cache["enabled"] = False
+    if refresh:
+        cache["refresh"] = True
+    # tau stays a string here so a bad value is reported by the routing policy as a ConfigError.
+    routing_options = {k: v for k, v in (("tau", tau), ("trust", trust_file and str(trust_file))) if v}
+    return load_settings(
+        config,
+        profile=profile,
+        scorer=scorer,
+        labels=labels,
+        scoring_options=parse_option_pairs(options),
+        corpus=corpus,
+        sources=sources,
+        source_options=source_options,
+        llm=llm_overrides(llm_base_url, llm_model),
+        cache=cache,
+        routing=routing,
+        routing_options=routing_options,
+        independence=independence_threshold if independence == "merge" else None,
+    )
+
+
+def text_input(
+    formats: str, choices: tuple[str, ...] = ("text", "json")
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """TEXT, ``--file`` and ``--format`` (one of ``choices``; ``formats`` says what each gives): how a command
+    reads a text."""
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        command = click.option(
+            "--format", "fmt", type=click.Choice(list(choices)), default="text", show_default=True, help=formats
+        )(command)
+        command = click.option("--file", "-f", type=click.Path(path_type=Path), help="Read the text from a file.")(
+            command
+        )
+        return click.argument("text", required=False)(command)
+
+    return decorate
