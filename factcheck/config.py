@@ -50,7 +50,7 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from factcheck.errors import ConfigError
 from factcheck.options import check_fields, coerce_values, declared, env_values, merge_options, reject_unknown, setting
@@ -211,13 +211,13 @@ class Settings:
         cache: Mapping[str, Any] | None = None,
         routing: str | None = None,
         routing_options: Mapping[str, Any] | None = None,
-        independence: float | None = None,
+        independence: float | Literal["off"] | None = None,
     ) -> Settings:
         """A copy with explicit overrides (CLI flags, keyword arguments); ``None`` leaves a setting alone.
 
         ``source_options`` maps a source name to options for every agent using it
         (``{"serper": {"base_url": ...}}``); ``llm``, ``cache`` and ``routing_options``
-        update those tables.
+        update those tables. ``independence="off"`` turns off a threshold set earlier.
         """
         merged_sources = {k: dict(v) for k, v in self.source_options.items()}
         for name, options in (source_options or {}).items():
@@ -241,7 +241,7 @@ class Settings:
             cache=merge_options(self.cache, cache),
             routing=self.routing if routing is None else routing,
             routing_options=merge_options(self.routing_options, routing_options),
-            independence=self.independence if independence is None else independence,
+            independence=None if independence == "off" else self.independence if independence is None else independence,
         )
 
 

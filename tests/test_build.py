@@ -45,3 +45,17 @@ def test_the_fingerprint_follows_what_changes_results_and_nothing_else() -> None
     assert fingerprint(Settings(scorer="normsum"))["scorer"]["name"] == "normsum"
     agents = [Agent("given", StaticSource(), ScriptedVerifier())]  # swapped in: they stand for the settings' own
     assert [a["name"] for a in fingerprint(Settings(), agents)["agents"]] == ["given"]
+
+
+def test_the_independence_flag_overrides_the_file_either_way(tmp_path: Path) -> None:
+    from factcheck.cli.flags import settings_from_flags
+
+    config = tmp_path / "factcheck.toml"
+    config.write_text("[pipeline]\nindependence = 0.4\n")
+    flags = dict(
+        config=config, profile=None, scorer=None, labels=None, options=(), corpus=None, sources=(),
+        llm_base_url=None, llm_model=None, cache_path=None, no_cache=True,
+    )  # fmt: skip
+    assert settings_from_flags(**flags, independence=None).independence == 0.4  # unset: the file decides
+    assert settings_from_flags(**flags, independence="off").independence is None
+    assert settings_from_flags(**flags, independence="merge", independence_threshold=0.7).independence == 0.7

@@ -176,7 +176,7 @@ def check(
     tau: str | None,
     as_of: str | None,
     trust_file: Path | None,
-    independence: str,
+    independence: str | None,
     independence_threshold: float,
     max_cost: float | None,
     max_llm_calls: int | None,

@@ -171,9 +171,9 @@ refresh_flag = click.option(
 )
 independence_flag = click.option(
     "--independence",
+    cls=HelpOption,
     type=click.Choice(["off", "merge"]),
-    default="off",
-    show_default=True,
+    default_text="settings ([pipeline] independence), else off",
     help="merge: agreeing agents citing near-duplicate evidence count once.",
 )
 serper_url_flag = click.option(
@@ -267,7 +267,7 @@ def settings_from_flags(
     llm_model: str | None,
     cache_path: Path | None,
     no_cache: bool,
-    independence: str,
+    independence: str | None,
     independence_threshold: float = 0.5,
     refresh: bool = False,
     serper_url: str | None = None,
@@ -305,7 +305,8 @@ def settings_from_flags(
         cache=cache,
         routing=routing,
         routing_options=routing_options,
-        independence=independence_threshold if independence == "merge" else None,
+        # Unset: the settings decide; off turns a [pipeline] independence of the file off.
+        independence={"merge": independence_threshold, "off": "off", None: None}[independence],
     )
 
 

@@ -158,7 +158,7 @@ def eval_command(
     serper_url: str | None,
     wikipedia_url: str | None,
     no_cache: bool,
-    independence: str,
+    independence: str | None,
     trust_file: Path | None,
 ) -> None:
     """Evaluate on DATASET: check its texts once into judgments.jsonl, then score them with
