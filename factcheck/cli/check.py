@@ -6,7 +6,7 @@ import json
 import sys
 from collections.abc import Collection
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -158,29 +158,11 @@ def check(
     file: Path | None,
     fmt: str,
     fail_on: tuple[str, ...],
-    profile: str | None,
-    scorer: str | None,
-    labels: str | None,
-    options: tuple[str, ...],
-    corpus: Path | None,
-    sources: tuple[str, ...],
-    config: Path | None,
-    llm_base_url: str | None,
-    llm_model: str | None,
-    serper_url: str | None,
-    wikipedia_url: str | None,
-    cache_path: Path | None,
-    no_cache: bool,
-    refresh: bool,
-    routing: str | None,
-    tau: str | None,
     as_of: str | None,
-    trust_file: Path | None,
-    independence: str | None,
-    independence_threshold: float,
     max_cost: float | None,
     max_llm_calls: int | None,
     max_searches: int | None,
+    **checker_options: Any,
 ) -> None:
     """Check TEXT (or --file F, or - for standard input) and report the verdict.
 
@@ -194,29 +176,7 @@ def check(
             raise click.BadParameter(str(exc), param_hint="--as-of") from None
     from factcheck.build import build_checker
 
-    checker = build_checker(
-        settings_from_flags(
-            config=config,
-            profile=profile,
-            scorer=scorer,
-            labels=labels,
-            options=options,
-            corpus=corpus,
-            sources=sources,
-            llm_base_url=llm_base_url,
-            llm_model=llm_model,
-            cache_path=cache_path,
-            no_cache=no_cache,
-            refresh=refresh,
-            independence=independence,
-            independence_threshold=independence_threshold,
-            serper_url=serper_url,
-            wikipedia_url=wikipedia_url,
-            routing=routing,
-            tau=tau,
-            trust_file=trust_file,
-        )
-    )
+    checker = build_checker(settings_from_flags(**checker_options))  # the flags every checking command shares
     from factcheck.context import using
     from factcheck.usage import Spending
 
