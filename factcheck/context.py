@@ -3,8 +3,8 @@
 A check's usage record, the run's spending limits, the time the text was written, the cache, the LLM
 settings, the service layer its HTTP goes through and the interrupt that stops its synchronous work
 travel together. The Checker makes one per check (:meth:`factcheck.Checker.stream`) and hands it
-to each source's and verifier's ``retrieve``, ``judge`` and ``prepare`` that takes a ``context``
-keyword; the library's own helpers underneath (the HTTP layer, the cache, the usage counters) read
+to each source's and verifier's ``retrieve``, ``judge`` and ``prepare`` that takes a keyword-only
+``context``; the library's own helpers underneath (the HTTP layer, the cache, the usage counters) read
 the same object from :func:`current`, which follows the check into worker threads and plugin loops.
 
 Outside a check, :func:`using` sets parts of it for a block (a test, a batch's spending)::
@@ -77,7 +77,9 @@ def using(**changes: Any) -> Iterator[CheckContext]:
 
 
 def takes_context(function: Callable[..., Any]) -> bool:
-    """Whether ``function`` (a component's bound method) accepts a ``context`` keyword."""
+    """Whether ``function`` (a component's bound method) takes a keyword-only ``context``
+    (``async def retrieve(self, claim, *, context)``). Only keyword-only: a plugin's positional
+    parameter that happens to be called ``context`` (the evidence, say) is its own, never filled."""
     return _takes_context(getattr(function, "__func__", function))
 
 
@@ -88,7 +90,7 @@ def _takes_context(function: Callable[..., Any]) -> bool:
     except (TypeError, ValueError):
         return False
     found = parameters.get("context")
-    return found is not None and found.kind in (found.KEYWORD_ONLY, found.POSITIONAL_OR_KEYWORD)
+    return found is not None and found.kind is found.KEYWORD_ONLY
 
 
 __all__ = ["CheckContext", "current", "enter", "takes_context", "using"]

@@ -37,11 +37,11 @@ import ssl
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Hashable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import Any, TypeVar
 
 import certifi
 import httpx
@@ -49,7 +49,11 @@ import httpx
 from factcheck.context import current, using
 from factcheck.errors import ServiceHTTPError, ServiceUnreachableError, SourceError
 from factcheck.plugins.calls import on_plugin_loop
+from factcheck.secrets import keep_keys_out_of_logs
 from factcheck.usage import UsageRecorder, charge_search
+
+T = TypeVar("T")
+keep_keys_out_of_logs("httpx")  # it logs each request's URL at INFO, and SerpAPI's key travels in the query
 
 
 def package_version() -> str:
@@ -174,10 +178,7 @@ class Refusals:
             self._met.clear()
 
 
-REFUSALS = Refusals()
-# The unreachable hosts are kept in the same memory; the old name stays for callers that only clear
-# it or read what was met (factcheck.batch.cli, tests).
-UNREACHABLE = REFUSALS
+REFUSALS = Refusals()  # the default service's memory: refused keys and unreachable hosts alike
 
 
 def endpoint_of(url: str) -> tuple[str, str]:
@@ -290,6 +291,11 @@ class Service:
         self._limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]] = (
             weakref.WeakKeyDictionary()
         )
+        # Clients built on a plugin loop's HTTP client (the LLM client's openai one): they live as long as
+        # the loop and this service, no longer.
+        self._kept: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Hashable, Any]] = (
+            weakref.WeakKeyDictionary()
+        )
 
     def _new_client(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(
@@ -311,6 +317,20 @@ class Service:
             if client is None or client.is_closed:
                 client = self._clients[loop] = self._new_client()
         return client, False
+
+    def kept(self, key: Hashable, build: Callable[[httpx.AsyncClient], T]) -> tuple[T, bool]:
+        """A client built by ``build`` on :meth:`http_client` (the openai client), and whether the caller
+        must close it. On a plugin loop one is kept per ``key``, for as long as the loop and this service;
+        on a short-lived loop each call builds its own, on an HTTP client of its own."""
+        http, owned = self.http_client()
+        if owned:
+            return build(http), True
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            per_loop = self._kept.setdefault(loop, {})
+            if key not in per_loop:
+                per_loop[key] = build(http)
+            return per_loop[key], False
 
     @asynccontextmanager
     async def client(self) -> AsyncIterator[httpx.AsyncClient]:

@@ -19,6 +19,7 @@ declared with :func:`setting` is range-checked the same way by
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import os
 import types
@@ -290,19 +291,29 @@ def declared(cls: type) -> tuple[Declared, ...]:
     """The settings of dataclass ``cls`` declared with :func:`setting`, in field order."""
     if cls not in _DECLARED:
         fields = [f for f in dataclasses.fields(cls) if CONSTRAINT in f.metadata]
-        # Types are resolved only for a class that declares something: a plugin's component may annotate
-        # with names imported for type checkers only.
-        hints = typing.get_type_hints(cls) if fields else {}
         _DECLARED[cls] = tuple(
             Declared(
                 f.name,
-                hints[f.name],
+                _field_type(cls, f.name),
                 f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default,
                 f.metadata[CONSTRAINT],
             )
             for f in fields
         )
     return _DECLARED[cls]
+
+
+def _field_type(cls: type, name: str) -> Any:
+    """The resolved type of field ``name``, read on the class that declares it. A subclass (a plugin's
+    component built on a built-in one) may annotate fields of its own with names imported for type
+    checkers only: resolving the whole subclass would fail on them, so they are never read."""
+    owner = next(c for c in cls.__mro__ if name in vars(c).get("__annotations__", {}))
+    return _hints(owner)[name]
+
+
+@functools.cache
+def _hints(owner: type) -> dict[str, Any]:
+    return typing.get_type_hints(owner)
 
 
 def _prefix(where: str) -> str:

@@ -25,7 +25,7 @@ import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from concurrent.futures import CancelledError as CancelledFuture
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, aclosing
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -223,9 +223,10 @@ class Checker:
         prepare_wait_s: float | None = None,
     ) -> TextVerdict:
         """Check ``text``: the last event of :meth:`stream` (see there for the arguments)."""
-        async for event in self.stream(text, claims, as_of, prepare_wait_s=prepare_wait_s):
-            if isinstance(event, TextChecked):
-                return event.verdict
+        async with aclosing(self.stream(text, claims, as_of, prepare_wait_s=prepare_wait_s)) as steps:
+            async for event in steps:
+                if isinstance(event, TextChecked):
+                    return event.verdict
         raise AssertionError("a check ends with its verdict")  # pragma: no cover
 
     async def stream(
@@ -271,6 +272,8 @@ class Checker:
         events: asyncio.Queue[CheckEvent | BaseException] = asyncio.Queue()
         go = asyncio.Event()
         task = asyncio.create_task(run.drive(given, events.put_nowait, go))
+        # A check task cancelled from elsewhere (a loop shutting down) ends the wait for its next event too.
+        task.add_done_callback(lambda done: events.put_nowait(asyncio.CancelledError()) if done.cancelled() else None)
         try:
             while True:
                 event = await events.get()
@@ -427,7 +430,8 @@ class Checker:
             return unready[1]  # it hung a moment ago: do not make every check wait for it again
         running = self._preparing.get(key)
         if running is None:
-            with using(llm=self.llm, cache=self.cache):
+            # Shared by later checks: not stopped when the check that started it is (interrupt=None).
+            with using(llm=self.llm, cache=self.cache, interrupt=None):
                 running = _Preparing(start_plugin(component, "prepare", timeout_s=limit), time.monotonic())
             self._preparing[key] = running
         ready_wait = self.ready_wait_s(wait_s)

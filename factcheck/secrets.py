@@ -7,6 +7,8 @@ logged or answered (the web-search sources, the server's error answers).
 
 from __future__ import annotations
 
+import logging
+import re
 from urllib.parse import quote, quote_plus
 
 REDACTED = "[redacted]"
@@ -26,3 +28,27 @@ def redact(message: str, secret: str) -> str:
         if message.endswith(secret[:n]):
             return message[:-n] + REDACTED
     return message
+
+
+# Query parameters that carry a key (SerpAPI's ``api_key``) in a URL that httpx logs at INFO.
+_KEY_PARAMETER = re.compile(r"(?i)([?&](?:api_key|apikey|key|access_token|token)=)[^&\s\"']+")
+
+
+class KeysOutOfLogs(logging.Filter):
+    """Rewrites a log record so that no key in a URL's query string reaches a log (httpx logs each request,
+    full URL included, at INFO: the level ``factcheck serve`` logs at)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        cleaned = _KEY_PARAMETER.sub(rf"\1{REDACTED}", message)
+        if cleaned != message:
+            record.msg, record.args = cleaned, ()
+        return True
+
+
+def keep_keys_out_of_logs(*loggers: str) -> None:
+    """Add :class:`KeysOutOfLogs` to each named logger, once."""
+    for name in loggers:
+        target = logging.getLogger(name)
+        if not any(isinstance(f, KeysOutOfLogs) for f in target.filters):
+            target.addFilter(KeysOutOfLogs())

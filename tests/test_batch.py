@@ -25,7 +25,7 @@ from factcheck.batch.runner import Budget, LocalEngine, Tally, run_batch
 from factcheck.build import build_checker
 from factcheck.cli import cli
 from factcheck.errors import ConfigError, InputError
-from factcheck.net import REFUSALS, UNREACHABLE, Service, digest, use_service
+from factcheck.net import REFUSALS, Service, digest, use_service
 from factcheck.pipeline import Agent
 from factcheck.resume import AppendLog, read_done
 from factcheck.testing import ScriptedVerifier, StaticSource
@@ -538,7 +538,7 @@ def search_fakes(
     wiki.route("GET", "/w/api.php", lambda request: Response({"batchcomplete": True, "query": {}}))
     monkeypatch.setenv("SERPER_API_KEY", "test-serper-key-0123456789")
     REFUSALS.clear()
-    UNREACHABLE.clear()
+    REFUSALS.clear()
     return serper, wiki
 
 
@@ -640,5 +640,5 @@ def test_an_unreachable_host_is_said_from_the_memory_of_the_service_in_use(
     with use_service(custom):
         code, output, _, named = batch_to_an_unreachable_host(tmp_path, search_fakes[1], 3)
     assert code == 0, output
-    assert any(named in reason for reason in custom.refusals.met()) and not UNREACHABLE.met()
+    assert any(named in reason for reason in custom.refusals.met()) and not REFUSALS.met()
     assert " ".join(output.split()).count(f"warning: {named}") == 1

@@ -616,7 +616,7 @@ def test_check_and_batch_take_the_same_budget_flags(command: str) -> None:
 def test_check_stops_searching_at_its_budget_and_says_what_was_sent(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from factcheck.net import REFUSALS, UNREACHABLE
+    from factcheck.net import REFUSALS
     from tests.fakes import FakeServer, Request, Response
 
     def serper(request: Request) -> Response:
@@ -625,7 +625,7 @@ def test_check_stops_searching_at_its_budget_and_says_what_was_sent(
 
     monkeypatch.setenv("SERPER_API_KEY", "test-serper-key-0123456789")
     REFUSALS.clear()
-    UNREACHABLE.clear()
+    REFUSALS.clear()
     config = tmp_path / "factcheck.toml"
     config.write_text(
         'profile = "offline"\n[agents.web]\nsource = "serper"\nverifier = "lexical"\n'

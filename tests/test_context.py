@@ -32,7 +32,7 @@ def test_the_context_follows_tasks_but_a_plain_thread_starts_empty() -> None:
             assert pool.submit(lambda: current().usage).result() is None  # a bare thread does not
 
 
-def test_a_method_takes_the_context_only_when_it_names_the_keyword() -> None:
+def test_a_method_takes_the_context_only_when_it_names_a_keyword_only_context() -> None:
     class Component:
         def plain(self, claim: str) -> None: ...
 
@@ -40,5 +40,8 @@ def test_a_method_takes_the_context_only_when_it_names_the_keyword() -> None:
 
         def anything(self, *args: object, **kwargs: object) -> None: ...
 
+        def own(self, claim: str, context: list[str]) -> None: ...  # its own positional "context"
+
     assert takes_context(Component().curious) and not takes_context(Component().plain)
     assert not takes_context(Component().anything)  # **kwargs is not a promise to read one
+    assert not takes_context(Component().own)  # filled by the caller's arguments, never by the check

@@ -208,3 +208,28 @@ def test_a_refusal_raised_before_sending_stops_the_request() -> None:
     with pytest.raises(SourceError, match="refused earlier"):
         asyncio.run(layer.request_json("GET", "https://api.test/x", service="api", before_send=refused))
     assert transport.requests == []
+
+
+def test_an_llm_client_kept_on_a_plugin_loop_goes_with_its_service() -> None:
+    import gc
+    import weakref
+
+    layer = Service(transport=Recording(by_host))
+    settings = LLMSettings(base_url="https://llm.test/v1", model="m", api_key_env="NO_SUCH_KEY_VARIABLE")
+    source = SerperSource()  # whose plugin loop runs the calls
+
+    async def ask() -> str:
+        return (await chat([{"role": "user", "content": "Say it."}])).text
+
+    async def on_the_plugin_loop() -> list[str]:
+        return [await run_beside(source, ask) for _ in range(2)]
+
+    with using(llm=settings), use_service(layer):
+        assert asyncio.run(on_the_plugin_loop()) == ["From the model.", "From the model."]
+    assert len(layer.transport.requests) == 2  # type: ignore[union-attr]
+    (kept,) = (client for per_loop in layer._kept.values() for client in per_loop.values())
+    gone = weakref.ref(kept)
+    del kept, layer
+    for _ in range(3):  # the openai client's own reference cycles take more than one pass
+        gc.collect()
+    assert gone() is None  # not held by a table of its own for the rest of the process

@@ -1,5 +1,7 @@
 """Declared settings (factcheck.options): coercion, range checks, environment and unknown keys."""
 
+import sys
+import types
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -166,3 +168,34 @@ def test_coerce_option_names_the_option_it_cannot_read() -> None:
         coerce_option("size", 2.5, 1)
     with pytest.raises(ConfigError, match=r"^option size: invalid literal"):
         coerce_option("size", "many", 1)
+
+
+PLUGIN_MODULE = """
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+from factcheck.sources.wikipedia import WikipediaSource
+
+if TYPE_CHECKING:
+    from collections import OrderedDict
+
+
+@dataclasses.dataclass(frozen=True)
+class Mine(WikipediaSource):
+    name: str = "mine"
+    seen: OrderedDict[str, int] | None = None
+"""
+
+
+def test_a_subclass_of_a_built_in_may_annotate_its_own_fields_with_type_checking_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    module = types.ModuleType("a_plugin_module")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    exec(compile(PLUGIN_MODULE, "a_plugin_module.py", "exec"), module.__dict__)
+    mine = module.Mine
+    assert mine().configure(pages="3").pages == 3  # the built-in's declared range still applies
+    with pytest.raises(ConfigError, match=r"mine: pages must be a whole number in \[1, 20\], got 0"):
+        mine(pages=0)

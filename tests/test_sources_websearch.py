@@ -608,9 +608,9 @@ def closed_port() -> int:
 def test_an_unreachable_host_fails_at_once_with_the_host_named_and_is_not_tried_again(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from factcheck.net import UNREACHABLE
+    from factcheck.net import REFUSALS
 
-    UNREACHABLE.clear()
+    REFUSALS.clear()
     monkeypatch.setenv("SERPER_API_KEY", KEY)
     port = closed_port()
     source = SerperSource(base_url=f"http://127.0.0.1:{port}")
@@ -628,5 +628,17 @@ def test_an_unreachable_host_fails_at_once_with_the_host_named_and_is_not_tried_
         with pytest.raises(ServiceRefusedError, match="not sent: unreachable a moment ago"):
             asyncio.run(source.retrieve(Claim(id="d", text=CURIE)))
         assert recorder.search_calls == 1
-        assert any(f"127.0.0.1:{port}" in reason for reason in UNREACHABLE.met())
-        UNREACHABLE.clear()
+        assert any(f"127.0.0.1:{port}" in reason for reason in REFUSALS.met())
+        REFUSALS.clear()
+
+
+def test_the_serpapi_key_in_the_query_string_never_reaches_a_log(
+    server: FakeServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    with caplog.at_level(logging.INFO, logger="httpx"):  # the level factcheck serve logs at
+        retrieve(SerpAPISource(base_url=server.url), EIFFEL_HEIGHT)
+    requests = [r.getMessage() for r in caplog.records if r.name == "httpx"]
+    assert requests and all("api_key=[redacted]" in m for m in requests)
+    assert KEY not in caplog.text

@@ -21,7 +21,6 @@ from factcheck.cli.flags import (
     config_flag,
     corpus_flag,
     endpoint_flags,
-    independence_flag,
     llm_base_url_flag,
     llm_model_flag,
     no_cache_flag,
@@ -133,7 +132,14 @@ data_dir_flag = click.option(
 @llm_model_flag
 @endpoint_flags
 @no_cache_flag
-@independence_flag
+@click.option(
+    "--independence",
+    type=click.Choice(["off", "merge"]),
+    default="off",
+    show_default=True,
+    help="merge: agreeing agents citing near-duplicate evidence count once when the judgments are scored "
+    "(each scorer's rows; the recorded judgments are kept whole).",
+)
 @scoring_trust_flag
 def eval_command(
     dataset: str,
@@ -158,7 +164,7 @@ def eval_command(
     serper_url: str | None,
     wikipedia_url: str | None,
     no_cache: bool,
-    independence: str | None,
+    independence: str,
     trust_file: Path | None,
 ) -> None:
     """Evaluate on DATASET: check its texts once into judgments.jsonl, then score them with

@@ -50,7 +50,6 @@ import random
 import re
 import sys
 import threading
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -365,31 +364,22 @@ async def _imported_openai() -> Any:
 
 # Clients kept open on the plugin loops, which live as long as the process: one per service, endpoint and
 # key, over the service's kept HTTP client, so calls reuse its connections instead of opening their own.
-_kept: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], Any]] = weakref.WeakKeyDictionary()
-
-
 def _client(openai: Any, settings: LLMSettings) -> tuple[Any, bool]:
     """An OpenAI client for ``settings`` over the service layer's HTTP client, and whether the caller must
     close it: True on a short-lived loop, where the HTTP client too was made for this call."""
-    layer = service()
-    key = (layer, settings.base_url, settings.api_key(), settings.timeout_s, settings.max_retries)
-    http, owned = layer.http_client()
+    key = (settings.base_url, settings.api_key(), settings.timeout_s, settings.max_retries)
 
-    def build() -> Any:
+    def build(http: Any) -> Any:
         return openai.AsyncOpenAI(
             base_url=settings.base_url,
-            api_key=key[2],
+            api_key=key[1],
             timeout=settings.timeout_s,
             max_retries=0,  # _create retries, so that each request is charged and counted
             http_client=http,
         )
 
-    if owned:  # a short-lived loop (asyncio.run by a caller): nothing outlives the call
-        return build(), True
-    kept = _kept.setdefault(asyncio.get_running_loop(), {})
-    if key not in kept:
-        kept[key] = build()
-    return kept[key], False
+    # Kept by the service, per plugin loop: it goes when the service does (a batch's own service, a test's).
+    return service().kept(key, build)
 
 
 def _read_response(

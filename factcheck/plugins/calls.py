@@ -64,7 +64,9 @@ class _Runner:
 
     def __init__(self, group: str) -> None:
         self.group = group
-        self.loop = asyncio.new_event_loop()
+        # Made in an empty context: the loop's own handles (its self-pipe reader) keep the context they were
+        # made in for the life of the loop, and the first caller's check must not live that long.
+        self.loop = contextvars.Context().run(asyncio.new_event_loop)
         self.beat = time.monotonic()
         self.thread = threading.Thread(target=self._run, daemon=True, name=f"factcheck-plugins-{group}")
         self.thread.start()
