@@ -423,3 +423,27 @@ def test_a_component_that_takes_a_context_gets_the_checks_own() -> None:
     assert seen[0].usage is not None and seen[0].llm is not None and seen[0].llm.model == "m-1"
     assert seen[0].reference is not None and seen[0].reference.isoformat() == verdict.as_of
     assert verdict.claims[0].judgments[0].factuality is True  # the plain call still works beside it
+
+
+def test_a_prepare_shared_by_checks_goes_on_when_the_check_that_started_it_is_cancelled() -> None:
+    @dataclass(frozen=True)
+    class SlowToPrepare(StaticSource):
+        name: str = "slow-to-prepare"
+
+        def prepare(self) -> None:  # synchronous: runs in a worker thread, where an interrupt would stop it
+            for _ in range(40):
+                time.sleep(0.01)
+
+    one = checker(Agent("a", SlowToPrepare(), ScriptedVerifier()), cache={"enabled": False})
+
+    async def run() -> object:
+        first = asyncio.create_task(one.acheck("A claim."))
+        await asyncio.sleep(0.15)  # its prepare is under way
+        first.cancel()  # a server's client going away
+        await asyncio.gather(first, return_exceptions=True)
+        await asyncio.sleep(0.6)  # the prepare has had the time it needs
+        return await one.acheck("A claim.")  # finds the prepare done, not stopped with the first check
+
+    verdict = asyncio.run(run())
+    (judgment,) = verdict.claims[0].judgments  # type: ignore[attr-defined]
+    assert judgment.error is None and judgment.factuality is True
