@@ -16,6 +16,7 @@ so a caller can catch one type; the CLI prints those as a single line::
     ├── VerifierError            a verifier failed to judge (its agent abstains)
     ├── LLMError                 a model call failed or its answer was unusable
     │   └── LLMRefusedError        the model server refused for good (also a ServiceRefusedError)
+    │       └── LLMUnreachableError  the model server cannot be reached
     ├── ServiceRefusedError      a service refused for a reason that lasts (bad key, unknown model):
     │                            the rest of the check stops asking it (with LLMError or SourceError)
     └── BudgetReachedError       a spending limit (--max-llm-calls, --max-cost) stopped a paid call before it was made
@@ -86,6 +87,11 @@ class BudgetReachedError(FactcheckError):
 
 class LLMRefusedError(LLMError, ServiceRefusedError):
     """The model server refused the request for good (HTTP 401, 403, 404 or an unknown model)."""
+
+
+class LLMUnreachableError(LLMRefusedError):
+    """The model server could not be reached (connection refused, a failed DNS lookup, no connection in
+    time): not retried, and not asked again for a minute (``factcheck.net.UNREACHABLE_TTL_S``)."""
 
 
 class ServiceHTTPError(SourceError):

@@ -189,6 +189,13 @@ def endpoint_of(url: str) -> tuple[str, str]:
     return f"{parsed.scheme}://{parsed.host}:{port}", f"{parsed.host}:{port}"
 
 
+def unreachable_reason(service: str, url: str, exc: httpx.TransportError, connect_s: float) -> tuple[str, str]:
+    """``(endpoint key, reason)`` for a connection to ``url`` that could not be made: the reason reads
+    ``"serper: cannot reach host:port (connection refused)"``, for :meth:`Refusals.remember_unreachable`."""
+    endpoint, where = endpoint_of(url)
+    return endpoint, f"{service}: cannot reach {where} ({_unreachable_why(exc, connect_s)})"
+
+
 def _unreachable_why(exc: httpx.TransportError, connect_s: float) -> str:
     """What stopped the connection, in words: refused, a failed DNS lookup, or no answer in time
     (read from the OS error under httpx's own, which may only say "All connection attempts failed")."""
@@ -393,7 +400,7 @@ class Service:
         unless ``search`` is false: :func:`factcheck.usage.charge_search`, which
         raises BudgetReachedError when the run's budget is spent).
         """
-        endpoint, where = endpoint_of(url)
+        endpoint, _ = endpoint_of(url)
 
         def refuse_if_unreachable() -> None:
             if (reason := self.refusals.unreachable(endpoint)) is not None:
@@ -422,7 +429,7 @@ class Service:
                         follow_redirects=False,  # an API that redirects is answered as it answers
                     )
                 except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-                    reason = f"{service}: cannot reach {where} ({_unreachable_why(exc, connect_s)})"
+                    _, reason = unreachable_reason(service, url, exc, connect_s)
                     self.refusals.remember_unreachable(endpoint, reason)
                     raise ServiceUnreachableError(reason) from None
                 except httpx.TimeoutException:

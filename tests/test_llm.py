@@ -308,3 +308,31 @@ def test_each_retry_takes_a_slot_of_the_budget(llm_server: FakeServer) -> None:
     assert len(llm_server.calls(CHAT)) == 2 and spending.llm_calls == 2  # the third request was never sent
     assert "--max-llm-calls 2 reached" in (verdict.claims[0].judgments[0].error or "")
     assert verdict.usage.llm_calls == 0  # both were refused with a status: nothing billed
+
+
+def test_an_unreachable_model_server_fails_at_once_and_is_not_asked_again_for_a_minute() -> None:
+    import socket
+    import time
+
+    from factcheck.net import REFUSALS
+
+    with socket.socket() as probe:  # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    REFUSALS.clear()
+    llm = {"base_url": f"http://127.0.0.1:{port}/v1", "model": "m", "max_retries": 3, "timeout_s": 5.0}
+    agents = [Agent("web", StaticSource(name="web", passages=("Paris.",)), LLMVerifier())]
+    one = build_checker(agents=agents, llm=llm, cache={"enabled": False})
+    claims = [Claim("c1", "Paris is in France."), Claim("c2", "Lyon is in France.")]
+    try:
+        started = time.perf_counter()
+        verdict = one.check("Paris is in France. Lyon is in France.", claims=claims)
+        first = time.perf_counter() - started
+        errors = [c.judgments[0].error or "" for c in verdict.claims]
+        assert all(f"llm: cannot reach 127.0.0.1:{port} (connection refused)" in e for e in errors)
+        assert first < 3.0  # no retries with back-off (3 of them would wait 1 + 2 + 4 s)
+        again = one.check("Paris is in France.", claims=claims[:1])  # the next check, a moment later
+        assert "not sent: unreachable a moment ago" in (again.claims[0].judgments[0].error or "")
+        assert any(f"127.0.0.1:{port}" in reason for reason in REFUSALS.met())
+    finally:
+        REFUSALS.clear()

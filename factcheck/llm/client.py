@@ -54,10 +54,21 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import httpx
+
 from factcheck.cache import cached
 from factcheck.context import current
-from factcheck.errors import LLMError, LLMRefusedError, MissingKeyError
-from factcheck.net import Key, host_limit, message_of, retry_after, service
+from factcheck.errors import LLMError, LLMRefusedError, LLMUnreachableError, MissingKeyError
+from factcheck.net import (
+    CONNECT_TIMEOUT_S,
+    Key,
+    endpoint_of,
+    host_limit,
+    message_of,
+    retry_after,
+    service,
+    unreachable_reason,
+)
 from factcheck.options import check_fields, setting
 from factcheck.text import valid_unicode
 from factcheck.usage import amend_llm, charge_llm_call, record_llm, record_note
@@ -154,11 +165,32 @@ def _refusal_key(settings: LLMSettings) -> Key:
 
 def ensure_usable(model: str | None = None, base_url: str | None = None) -> None:
     """Raise before any work if the model cannot be asked: MissingKeyError without a key,
-    LLMRefusedError if it already refused for good in this check (the extractor found a bad model name)."""
+    LLMRefusedError if it already refused for good in this check (the extractor found a bad model name),
+    LLMUnreachableError if its server could not be reached a moment ago."""
     settings = resolve(model, base_url)
     settings.api_key()
     if (reason := service().refusals.reason(_refusal_key(settings))) is not None:
         raise LLMRefusedError(reason)
+    _refuse_if_unreachable(settings)
+
+
+class _Unreachable(Exception):
+    """No connection could be made to the model server (raised inside :func:`_create`, never retried)."""
+
+    def __init__(self, error: httpx.TransportError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _refuse_if_unreachable(settings: LLMSettings) -> None:
+    endpoint, _ = endpoint_of(settings.base_url)
+    if (reason := service().refusals.unreachable(endpoint)) is not None:
+        raise LLMUnreachableError(f"{reason}; not sent: unreachable a moment ago")
+
+
+def _connect_s(settings: LLMSettings) -> float:
+    """How long a connection to the model server may take before the server counts as unreachable."""
+    return min(settings.timeout_s, CONNECT_TIMEOUT_S)
 
 
 # What each endpoint and model turned out not to accept, learned from its 400s: "temperature", "max_tokens",
@@ -273,6 +305,8 @@ async def _create(
                 record_note(f"model {settings.model} takes only its default temperature: sent without one")
             continue
         except (openai.APIConnectionError, openai.APIStatusError) as exc:  # APITimeoutError is a connection error
+            if isinstance(exc.__cause__, httpx.ConnectError | httpx.ConnectTimeout):
+                raise _Unreachable(exc.__cause__) from None  # no server there: no retry will find one
             if retries >= settings.max_retries or not _retryable(exc):
                 raise
             response = getattr(exc, "response", None)
@@ -325,6 +359,7 @@ async def _complete(
     refusals = service().refusals
     if (reason := refusals.reason(_refusal_key(settings))) is not None:
         raise LLMRefusedError(reason)
+    _refuse_if_unreachable(settings)
     openai = await _imported_openai()
     client, owned = _client(openai, settings)
 
@@ -333,6 +368,10 @@ async def _complete(
 
     try:
         sent = await _create(client, settings, build, messages)
+    except _Unreachable as exc:
+        endpoint, reason = unreachable_reason("llm", settings.base_url, exc.error, _connect_s(settings))
+        refusals.remember_unreachable(endpoint, reason)
+        raise LLMUnreachableError(reason) from None
     except openai.APITimeoutError:
         raise LLMError(f"LLM at {settings.base_url} timed out after {settings.timeout_s:g}s") from None
     except openai.APIStatusError as exc:
@@ -373,7 +412,7 @@ def _client(openai: Any, settings: LLMSettings) -> tuple[Any, bool]:
         return openai.AsyncOpenAI(
             base_url=settings.base_url,
             api_key=key[1],
-            timeout=settings.timeout_s,
+            timeout=httpx.Timeout(settings.timeout_s, connect=_connect_s(settings)),
             max_retries=0,  # _create retries, so that each request is charged and counted
             http_client=http,
         )
