@@ -22,7 +22,7 @@ from factcheck.cache import Cache
 from factcheck.context import using
 from factcheck.errors import ConfigError
 from factcheck.pages import blocked_address, passages_of, select_passages
-from factcheck.sources.websearch import SerperSource
+from factcheck.sources.websearch import SerpAPISource, SerperSource, WebSearchSource
 from factcheck.types import Evidence
 from factcheck.usage import UsageRecorder
 from tests.fakes import FakeServer, Request, Response
@@ -89,7 +89,7 @@ def source(server: FakeServer, **options: Any) -> SerperSource:
     return SerperSource(base_url=server.url, **options)
 
 
-def check(chosen: SerperSource, claim: str = CLAIM) -> tuple[list[Evidence], UsageRecorder]:
+def check(chosen: WebSearchSource, claim: str = CLAIM) -> tuple[list[Evidence], UsageRecorder]:
     recorder = UsageRecorder()
     with using(usage=recorder):
         evidence = asyncio.run(chosen.retrieve(Claim("c1", claim, queries=(QUERY,))))
@@ -540,3 +540,15 @@ def test_read_pages_without_trafilatura_is_a_config_error_from_prepare(
     with pytest.raises(ConfigError, match=r"serper: read_pages needs trafilatura: pip install '\.\[batch\]'"):
         asyncio.run(source(server).prepare())
     asyncio.run(source(server, read_pages=0).prepare())  # not needed when no page is read
+
+
+def test_serpapi_reads_pages_too(server: FakeServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SERPAPI_API_KEY", KEY)
+    server.route("GET", "/article", lambda r: html("news_article.html"))
+    organic = serper_answer([f"{server.url}/article"])["organic"]
+    answer = {"search_metadata": {"status": "Success"}, "organic_results": organic}
+    server.route("GET", "/search.json", lambda r: Response(answer))
+    chosen = SerpAPISource(base_url=server.url, read_pages=1, allow_hosts=("127.0.0.1",))
+    evidence, recorder = check(chosen)
+    assert evidence[0].source == "serpapi" and "173 million" in evidence[0].text
+    assert evidence[-1].text.startswith("Snippet 1") and recorder.search_calls == 1

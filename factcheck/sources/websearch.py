@@ -312,6 +312,9 @@ class WebSearchSource(Source):
             raise ConfigError(f"{self.name}: api_key_env must name an environment variable")
         if not self.gl.strip() or not self.hl.strip():
             raise ConfigError(f"{self.name}: gl and hl must not be empty")
+        for host in self.allow_hosts:
+            if not isinstance(host, str) or not host.strip() or any(c in host for c in "/@ "):
+                raise ConfigError(f"{self.name}: allow_hosts names hosts (news.example, 10.0.0.5), not {host!r}")
 
     def cache_version(self) -> str:
         return self.VERSION
