@@ -44,7 +44,7 @@ from factcheck.cache import cached
 from factcheck.dates import evidence_date
 from factcheck.errors import ConfigError
 from factcheck.net import USER_AGENT, service, tls_context
-from factcheck.text import english_stemmer, split_sentences
+from factcheck.text import split_sentences
 from factcheck.types import Evidence
 from factcheck.usage import record_note
 
@@ -156,9 +156,16 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
         socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
     ) -> httpcore.AsyncNetworkStream:
         addresses = await self.check(host, port, timeout)  # checked here, where the connection is opened
-        return await CONNECTOR.connect_tcp(
-            addresses[0], port, timeout=timeout, local_address=local_address, socket_options=socket_options
-        )
+        failure: httpcore.ConnectError | httpcore.ConnectTimeout | None = None
+        for address in addresses:  # each one checked above: try them in the resolver's order
+            try:
+                return await CONNECTOR.connect_tcp(
+                    address, port, timeout=timeout, local_address=local_address, socket_options=socket_options
+                )
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                failure = exc
+        assert failure is not None  # check() never returns no address
+        raise failure
 
     async def connect_unix_socket(
         self,
@@ -247,7 +254,10 @@ async def fetch(
     for _hop in range(MAX_REDIRECTS + 1):
         parsed = check_url(current)
         if guard is not None:
-            await guard.check(parsed.host, parsed.port or (443 if parsed.scheme == "https" else 80))
+            try:
+                await guard.check(parsed.host, parsed.port or (443 if parsed.scheme == "https" else 80))
+            except httpcore.ConnectError as exc:
+                raise PageNotRead(str(exc)) from None
         if before_hop is not None:
             await before_hop(parsed)
         async with (
@@ -369,7 +379,9 @@ def select_passages(passages: Sequence[str], queries: Sequence[str], k: int = PA
 
     if not passages or k <= 0:
         return []
-    stemmer = english_stemmer()
+    import Stemmer
+
+    stemmer = Stemmer.Stemmer("english")  # one per call: pages are ranked in worker threads at once
     docs = bm25s.tokenize(list(passages), stopwords="en", stemmer=stemmer, show_progress=False)
     query = bm25s.tokenize([" ".join(queries)], stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False)
     if not query or not query[0]:

@@ -25,7 +25,7 @@ from factcheck.pages import blocked_address, passages_of, select_passages
 from factcheck.sources.websearch import SerpAPISource, SerperSource, WebSearchSource
 from factcheck.types import Evidence
 from factcheck.usage import UsageRecorder
-from tests.fakes import FakeServer, Request, Response
+from tests.fakes import FakeServer, InFlight, Request, Response
 
 PAGES = Path(__file__).resolve().parent / "data" / "pages"
 KEY = "sk-test-0123456789abcdef0123456789abcdef"
@@ -552,3 +552,13 @@ def test_serpapi_reads_pages_too(server: FakeServer, monkeypatch: pytest.MonkeyP
     evidence, recorder = check(chosen)
     assert evidence[0].source == "serpapi" and "173 million" in evidence[0].text
     assert evidence[-1].text.startswith("Snippet 1") and recorder.search_calls == 1
+
+
+def test_pages_are_read_concurrently_but_two_at_a_time_per_host(server: FakeServer) -> None:
+    slow = InFlight(lambda r: html("news_article.html"), delay_s=0.2)
+    for path in ("/p1", "/p2", "/p3", "/p4"):
+        server.route("GET", path, slow)
+    results(server, "/p1", "/p2", "/p3", "/p4")
+    evidence, recorder = check(source(server, read_pages=4))
+    assert slow.most == 2  # concurrent, and never more than two requests at once to one host
+    assert sum("173 million" in e.text for e in evidence) == 4 and not recorder.notes
