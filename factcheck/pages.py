@@ -59,7 +59,6 @@ PASSAGE_CHARS = 700  # a passage is cut after this many characters, at a sentenc
 ROBOTS_BYTES = 512 * 1024  # Google reads the first 500 KiB of a robots.txt
 DEFAULT_PAGE_BYTES = 2 * 1024 * 1024
 READABLE_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/plain"})
-PAGES_EXTRA = "pip install '.[batch]' in a checkout"  # trafilatura comes with the batch extra
 ROBOTS_MEMO_S = 600.0  # how long a loop remembers a host's robots.txt (the cache keeps it longer)
 
 # Cloud metadata endpoints, named as such (most are link-local or private anyway; these read better).
@@ -309,47 +308,34 @@ def decode(fetched: Fetched) -> str:
 
 
 def require_trafilatura(who: str) -> None:
-    """ConfigError naming the install command when trafilatura, which reads the pages, is missing."""
+    """ConfigError naming the install command when trafilatura, which reads the pages, is missing
+    (:func:`factcheck.batch.inputs.require_trafilatura`, named for ``who``)."""
+    from factcheck.batch.inputs import require_trafilatura as required
+
     try:
-        import trafilatura  # noqa: F401
-    except ImportError as exc:
-        missing = exc.name == "trafilatura"
-        detail = PAGES_EXTRA if missing else f"it is installed but cannot be imported: {exc}"
-        raise ConfigError(f"{who}: read_pages needs trafilatura: {detail}") from None
+        required()
+    except ConfigError as exc:
+        raise ConfigError(f"{who} (read_pages): {exc}") from None
 
 
 def extract(text: str, content_type: str) -> tuple[str, str, str | None]:
-    """The main text of a page (paragraphs one a line), its title and its date (``YYYY-MM-DD``, as the page
-    states it), with trafilatura for HTML; plain text is its own main text."""
+    """The main text of a page (one paragraph a line), its title and its date (``YYYY-MM-DD``, as the page
+    states it): for HTML the one HTML reader, :func:`factcheck.batch.inputs.html_page` (trafilatura, with
+    menus, banners and footers dropped); plain text is its own main text."""
     if content_type == "text/plain":
         return text.strip(), "", None
-    import trafilatura
+    from factcheck.batch.inputs import html_page
 
-    extracted = trafilatura.bare_extraction(
-        text,
-        with_metadata=True,
-        include_comments=False,
-        include_tables=False,
-        date_extraction_params={"extensive_search": False, "original_date": True},
-    )
-    if extracted is None:
-        return "", "", None
-
-    def field(name: str) -> Any:
-        return extracted.get(name) if isinstance(extracted, dict) else getattr(extracted, name, None)
-
-    date = field("date")
-    title = field("title")
-    return (
-        str(field("text") or "").strip(),
-        title if isinstance(title, str) else "",
-        date if isinstance(date, str) and date else None,
-    )
+    main, title, date = html_page(text)
+    return main.strip(), title or "", date
 
 
 def _heading(line: str) -> bool:
-    """A line that reads as a heading or a menu, not prose: short, and no sentence end."""
-    return len(line.split()) < HEADING_WORDS and not line.rstrip().endswith((".", "!", "?", '"', "\u201d", ")", ":"))
+    """A line that reads as a heading or a menu, not prose: marked as one (``## Side effects``), or
+    short with no sentence end."""
+    return line.startswith("#") or (
+        len(line.split()) < HEADING_WORDS and not line.rstrip().endswith((".", "!", "?", '"', "\u201d", ")", ":"))
+    )
 
 
 def passages_of(text: str, title: str = "") -> list[str]:

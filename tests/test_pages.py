@@ -537,7 +537,9 @@ def test_read_pages_without_trafilatura_is_a_config_error_from_prepare(
     import sys
 
     monkeypatch.setitem(sys.modules, "trafilatura", None)
-    with pytest.raises(ConfigError, match=r"serper: read_pages needs trafilatura: pip install '\.\[batch\]'"):
+    with pytest.raises(
+        ConfigError, match=r"serper \(read_pages\): reading HTML pages needs trafilatura: pip install '\.\[batch\]'"
+    ):
         asyncio.run(source(server).prepare())
     asyncio.run(source(server, read_pages=0).prepare())  # not needed when no page is read
 
