@@ -561,6 +561,34 @@ def test_bad_options_are_config_errors(options: dict[str, Any]) -> None:
         SerperSource(retries=-1)
 
 
+def test_page_reading_options_default_off_and_are_checked() -> None:
+    for source in (SerperSource(), SerpAPISource()):
+        assert (source.read_pages, source.allow_hosts, source.page_bytes, source.page_timeout_s) == (
+            0,
+            (),
+            2 * 1024 * 1024,
+            10.0,
+        )
+        configured = source.configure(read_pages="3", allow_hosts="intranet.example, 127.0.0.1", page_timeout_s="5")
+        assert (configured.read_pages, configured.allow_hosts, configured.page_timeout_s) == (
+            3,
+            ("intranet.example", "127.0.0.1"),
+            5.0,
+        )
+        assert source.configure(allow_hosts=["10.0.0.5"]).allow_hosts == ("10.0.0.5",)
+        for bad in (
+            {"read_pages": -1},
+            {"read_pages": 11},
+            {"page_timeout_s": 0},
+            {"page_bytes": 0},
+            {"allow_hosts": ["http://10.0.0.5/"]},
+        ):
+            with pytest.raises(ConfigError):
+                source.configure(**bad)
+    # How long a page may take changes how it asks, not what it finds.
+    assert "page_timeout_s" in SerperSource.transport_options and "read_pages" not in SerperSource.transport_options
+
+
 def test_options_are_coerced_and_hold_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SERPER_API_KEY", KEY)
     source = SerperSource().configure(top_k="3", timeout_s="2.5", max_queries="1")

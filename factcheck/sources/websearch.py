@@ -11,6 +11,11 @@ and turns the answer into evidence:
    as top-level keys (``born``, ``died``);
 3. then the snippets of the first five organic results.
 
+With ``read_pages`` (default 0: off), the pages of the first ``read_pages``
+organic results are read too, SSRF-safely and politely, and the passages of
+each that bear most on the claim come before its snippet (:mod:`factcheck.pages`,
+docs/evidence.md). A page that cannot be read leaves its snippet as the evidence.
+
 Titles and snippets are turned from HTML into plain text (tags dropped,
 entities decoded). Evidence from all queries is merged in query order and cut
 to ``top_k`` passages: organic results are deduplicated by URL, answer boxes
@@ -49,6 +54,7 @@ from factcheck.errors import ConfigError, MissingKeyError, ServiceHTTPError, Sou
 from factcheck.html import strip_html
 from factcheck.net import MESSAGE_CHARS, digest, request_json, service
 from factcheck.options import setting
+from factcheck.pages import DEFAULT_PAGE_BYTES, PageOptions, page_evidence, require_trafilatura
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.secrets import redact
 from factcheck.sources.base import Source
@@ -290,7 +296,13 @@ class WebSearchSource(Source):
     timeout_s: float = setting(20.0, minimum=0, min_open=True, unit="seconds")
     concurrency: int = setting(4, minimum=1)
     date_restrict: bool = True
-    transport_options = frozenset({"timeout_s", "concurrency"})  # change how it asks, not what it finds
+    # The pages behind the results (factcheck.pages, docs/evidence.md): off by default.
+    read_pages: int = setting(0, minimum=0, maximum=10)
+    allow_hosts: tuple[str, ...] = ()
+    page_bytes: int = setting(DEFAULT_PAGE_BYTES, minimum=1024, unit="bytes")
+    page_timeout_s: float = setting(10.0, minimum=0, min_open=True, unit="seconds")
+    # They change how it asks, not what it finds.
+    transport_options = frozenset({"timeout_s", "concurrency", "page_timeout_s"})
 
     def __post_init__(self) -> None:
         super().__post_init__()  # the declared ranges
@@ -300,6 +312,9 @@ class WebSearchSource(Source):
             raise ConfigError(f"{self.name}: api_key_env must name an environment variable")
         if not self.gl.strip() or not self.hl.strip():
             raise ConfigError(f"{self.name}: gl and hl must not be empty")
+        for host in self.allow_hosts:
+            if not isinstance(host, str) or not host.strip() or any(c in host for c in "/@ "):
+                raise ConfigError(f"{self.name}: allow_hosts names hosts (news.example, 10.0.0.5), not {host!r}")
 
     def cache_version(self) -> str:
         return self.VERSION
@@ -317,8 +332,15 @@ class WebSearchSource(Source):
         return key
 
     async def prepare(self) -> None:
-        """Fail once, before the first claim, when the API key is not set."""
+        """Fail once, before the first claim, when the API key is not set, or when pages are to be read
+        without trafilatura installed."""
         self.api_key()
+        if self.read_pages > 0:
+            require_trafilatura(self.name)
+
+    def page_options(self) -> PageOptions:
+        """The options :func:`factcheck.pages.page_evidence` reads pages with."""
+        return PageOptions(self.read_pages, self.allow_hosts, self.page_bytes, self.page_timeout_s)
 
     def request_params(self) -> dict[str, Any]:
         """The non-secret search parameters besides the query (they also key the cache).
@@ -390,7 +412,12 @@ class WebSearchSource(Source):
         return ResultPage.from_dict(record)
 
     async def retrieve(self, claim: Claim) -> list[Evidence]:
-        """Search the first ``max_queries`` queries concurrently, merge them (:func:`merge_pages`), keep ``top_k``."""
+        """Search the first ``max_queries`` queries concurrently, merge them (:func:`merge_pages`), keep ``top_k``.
+
+        With ``read_pages``, the pages of the first ``read_pages`` organic results kept are read
+        (:func:`factcheck.pages.page_evidence`): up to two passages of each come before its snippet, so a
+        claim may have up to ``top_k + 2 * read_pages`` passages.
+        """
         key = self.api_key()
         queries = list(dict.fromkeys(q.strip() for q in claim.search_queries() if q.strip()))[: self.max_queries]
         try:
@@ -398,7 +425,12 @@ class WebSearchSource(Source):
                 tasks = [group.create_task(self.search(query, key)) for query in queries]
         except BaseExceptionGroup as failures:
             raise failures.exceptions[0] from None  # the first failure reads better than a group
-        return merge_pages([task.result() for task in tasks])[: self.top_k]
+        pages = [task.result() for task in tasks]
+        evidence = merge_pages(pages)[: self.top_k]
+        if self.read_pages <= 0:
+            return evidence
+        organic = [item for page in pages for item in page.organic]
+        return await page_evidence(evidence, organic, [claim.text, *queries], self.page_options())
 
 
 @dataclass(frozen=True)
@@ -410,7 +442,9 @@ class SerperSource(WebSearchSource):
     ``top_k`` passages kept, ``timeout_s`` per request, ``concurrency``
     (requests at once), ``retries`` (after a 429, 5xx or network error),
     ``date_restrict`` (for a text written more than a month ago, only results
-    published by then; default on).
+    published by then; default on), and the page reading options ``read_pages``
+    (results whose pages are read; default 0), ``allow_hosts`` (hosts read even at
+    a private address), ``page_bytes`` and ``page_timeout_s`` (docs/evidence.md).
     """
 
     name = "serper"
