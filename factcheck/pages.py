@@ -309,8 +309,8 @@ def decode(fetched: Fetched) -> str:
 
 def require_trafilatura(who: str) -> None:
     """ConfigError naming the install command when trafilatura, which reads the pages, is missing
-    (:func:`factcheck.batch.inputs.require_trafilatura`, named for ``who``)."""
-    from factcheck.batch.inputs import require_trafilatura as required
+    (:func:`factcheck.webpage.require_trafilatura`, named for ``who``)."""
+    from factcheck.webpage import require_trafilatura as required
 
     try:
         required()
@@ -320,11 +320,11 @@ def require_trafilatura(who: str) -> None:
 
 def extract(text: str, content_type: str) -> tuple[str, str, str | None]:
     """The main text of a page (one paragraph a line), its title and its date (``YYYY-MM-DD``, as the page
-    states it): for HTML the one HTML reader, :func:`factcheck.batch.inputs.html_page` (trafilatura, with
+    states it): for HTML the one HTML reader, :func:`factcheck.webpage.html_page` (trafilatura, with
     menus, banners and footers dropped); plain text is its own main text."""
     if content_type == "text/plain":
         return text.strip(), "", None
-    from factcheck.batch.inputs import html_page
+    from factcheck.webpage import html_page
 
     main, title, date = html_page(text)
     return main.strip(), title or "", date

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from factcheck.batch.inputs import CsvInput, Document, FolderInput, JsonlInput, html_main_text, open_input
+from factcheck.batch.inputs import CsvInput, Document, FolderInput, JsonlInput, open_input
 from factcheck.batch.output import prepare_output, settings_path
 from factcheck.batch.progress import spending
 from factcheck.batch.runner import Budget, LocalEngine, Tally, run_batch
@@ -31,6 +31,7 @@ from factcheck.resume import AppendLog, read_done
 from factcheck.testing import ScriptedVerifier, StaticSource
 from factcheck.testing.llm import FakeChatServer
 from factcheck.types import Assessment, Claim, Evidence
+from factcheck.webpage import html_main_text
 from tests.fakes import FakeServer, Request, Response
 
 CORPUS = [
@@ -463,7 +464,7 @@ def test_each_document_is_checked_as_of_its_own_date(tmp_path: Path) -> None:
 
 
 def test_an_html_page_is_dated_by_its_metadata_never_by_its_copyright_line(tmp_path: Path) -> None:
-    from factcheck.batch.inputs import html_page
+    from factcheck.webpage import html_page
 
     assert html_page(ARTICLE)[2] is None  # "Copyright 2024" is no publication date
     dated = ARTICLE.replace("<head>", '<head><meta property="article:published_time" content="2014-05-10T08:00:00Z">')
@@ -474,8 +475,8 @@ def test_an_html_page_is_dated_by_its_metadata_never_by_its_copyright_line(tmp_p
 
 
 def test_an_html_pages_headings_are_marked_and_never_checked_as_claims() -> None:
-    from factcheck.batch.inputs import html_page
     from factcheck.extractors.sentence import SentenceExtractor
+    from factcheck.webpage import html_page
 
     page = (
         "<html><head><title>Statins</title></head><body><article>"

