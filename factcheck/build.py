@@ -13,6 +13,7 @@ A part handed in as an object (``agents=[...]``, ``extractor=LLMExtractor()``, `
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -80,14 +81,8 @@ def check(text: str, as_of: str | None = None, **options: Any) -> TextVerdict:
 
 
 def limits(settings: Settings) -> Limits:
-    """The ``[pipeline]`` limits of ``settings``."""
-    return Limits(
-        max_concurrency=settings.max_concurrency,
-        agent_timeout_s=settings.agent_timeout_s,
-        prepare_timeout_s=settings.prepare_timeout_s,
-        max_claims=settings.max_claims,
-        max_evidence=settings.max_evidence,
-    )
+    """The ``[pipeline]`` limits of ``settings`` (each field of :class:`Limits` is a setting of that name)."""
+    return Limits(**{f.name: getattr(settings, f.name) for f in dataclasses.fields(Limits)})
 
 
 def build_agents(settings: Settings) -> tuple[Agent, ...]:

@@ -262,24 +262,18 @@ class Cache:
         self.close()
         message = str(exc).lower()
         cause = f"{type(exc).__name__}: {exc}"
-        if self.path.is_dir():
+        folder = self.path.is_dir()
+        if folder:
             cause = "a folder is where the cache file should be"
-        elif ("readonly" in message or "read-only" in message) and self.read_only is None and self._readable():
+        readonly = "readonly" in message or "read-only" in message
+        if not folder and readonly and self.read_only is None and self._readable():
             self.read_only = cause
-            self._broken_until = time.monotonic() + REOPEN_S
-            self._warn(
-                f"the cache {self.path} is read-only ({cause}): answers are read from it, but nothing new is"
-                " stored (make it writable, or point --cache or [cache] path elsewhere)",
-                lasting=True,
-            )
-            return
-        self.unusable = cause
+            said = f"is read-only ({cause}): answers are read from it, but nothing new is stored (make it writable"
+        else:
+            self.unusable = cause
+            said = f"cannot be used ({cause}): checks go on without it, reading and storing nothing (fix it"
         self._broken_until = time.monotonic() + REOPEN_S
-        self._warn(
-            f"the cache {self.path} cannot be used ({cause}): checks go on without it, reading and storing"
-            " nothing (fix it, or point --cache or [cache] path elsewhere)",
-            lasting=True,
-        )
+        self._warn(f"the cache {self.path} {said}, or point --cache or [cache] path elsewhere)", lasting=True)
 
     def _readable(self) -> bool:
         """Whether the cache file can at least be read (a read-only file in a writable folder can)."""

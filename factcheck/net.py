@@ -189,13 +189,6 @@ def endpoint_of(url: str) -> tuple[str, str]:
     return f"{parsed.scheme}://{parsed.host}:{port}", f"{parsed.host}:{port}"
 
 
-def unreachable_reason(service: str, url: str, exc: httpx.TransportError, connect_s: float) -> tuple[str, str]:
-    """``(endpoint key, reason)`` for a connection to ``url`` that could not be made: the reason reads
-    ``"serper: cannot reach host:port (connection refused)"``, for :meth:`Refusals.remember_unreachable`."""
-    endpoint, where = endpoint_of(url)
-    return endpoint, f"{service}: cannot reach {where} ({_unreachable_why(exc, connect_s)})"
-
-
 def _unreachable_why(exc: httpx.TransportError, connect_s: float) -> str:
     """What stopped the connection, in words: refused, a failed DNS lookup, or no answer in time
     (read from the OS error under httpx's own, which may only say "All connection attempts failed")."""
@@ -339,6 +332,20 @@ class Service:
                 per_loop[key] = build(http)
             return per_loop[key], False
 
+    def unreachable(self, url: str) -> str | None:
+        """Why ``url``'s endpoint is not asked now (it could not be reached a moment ago), or ``None``.
+        Every client of the service asks this before it sends: the sources here, the LLM client."""
+        reason = self.refusals.unreachable(endpoint_of(url)[0])
+        return None if reason is None else f"{reason}; not sent: unreachable a moment ago"
+
+    def found_unreachable(self, service: str, url: str, exc: httpx.TransportError, connect_s: float) -> str:
+        """Remember that no connection to ``url``'s endpoint could be made (for :data:`UNREACHABLE_TTL_S`),
+        and say why: ``"serper: cannot reach host:port (connection refused)"``."""
+        endpoint, where = endpoint_of(url)
+        reason = f"{service}: cannot reach {where} ({_unreachable_why(exc, connect_s)})"
+        self.refusals.remember_unreachable(endpoint, reason)
+        return reason
+
     @asynccontextmanager
     async def client(self) -> AsyncIterator[httpx.AsyncClient]:
         """:meth:`http_client` for the block, closed after it when it was made for it."""
@@ -400,11 +407,10 @@ class Service:
         unless ``search`` is false: :func:`factcheck.usage.charge_search`, which
         raises BudgetReachedError when the run's budget is spent).
         """
-        endpoint, _ = endpoint_of(url)
 
         def refuse_if_unreachable() -> None:
-            if (reason := self.refusals.unreachable(endpoint)) is not None:
-                raise ServiceUnreachableError(f"{reason}; not sent: unreachable a moment ago")
+            if (reason := self.unreachable(url)) is not None:
+                raise ServiceUnreachableError(reason)
 
         refuse_if_unreachable()  # before queueing behind the host's other requests
         all_headers = {"User-Agent": USER_AGENT, **(headers or {})}
@@ -429,9 +435,7 @@ class Service:
                         follow_redirects=False,  # an API that redirects is answered as it answers
                     )
                 except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-                    _, reason = unreachable_reason(service, url, exc, connect_s)
-                    self.refusals.remember_unreachable(endpoint, reason)
-                    raise ServiceUnreachableError(reason) from None
+                    raise ServiceUnreachableError(self.found_unreachable(service, url, exc, connect_s)) from None
                 except httpx.TimeoutException:
                     if attempt == retries:
                         raise SourceError(f"{service}: timed out after {timeout_s:g}s") from None

@@ -25,14 +25,14 @@ import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from concurrent.futures import CancelledError as CancelledFuture
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import AbstractContextManager, aclosing
+from contextlib import aclosing
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from factcheck.cache import Cache, cache_key, cached
 from factcheck.claimtime import marked, reading_times, reference_time, with_times
-from factcheck.context import CheckContext, current, enter, using
+from factcheck.context import current, enter, using
 from factcheck.errors import (
     BudgetReachedError,
     ConfigError,
@@ -214,16 +214,9 @@ class Checker:
             run = contextvars.copy_context().run
             return pool.submit(run, asyncio.run, self.acheck(text, claims, as_of)).result()
 
-    async def acheck(
-        self,
-        text: str,
-        claims: Sequence[Claim] | None = None,
-        as_of: str | None = None,
-        *,
-        prepare_wait_s: float | None = None,
-    ) -> TextVerdict:
+    async def acheck(self, text: str, claims: Sequence[Claim] | None = None, as_of: str | None = None) -> TextVerdict:
         """Check ``text``: the last event of :meth:`stream` (see there for the arguments)."""
-        async with aclosing(self.stream(text, claims, as_of, prepare_wait_s=prepare_wait_s)) as steps:
+        async with aclosing(self.stream(text, claims, as_of)) as steps:
             async for event in steps:
                 if isinstance(event, TextChecked):
                     return event.verdict
@@ -289,30 +282,12 @@ class Checker:
                 task.cancel()
             await asyncio.gather(task, return_exceptions=True)
 
-    async def extract(self, text: str, recorder: UsageRecorder | None = None) -> list[Claim]:
-        """The claims of ``text``, as a check would extract them (with its fallback); usage goes to ``recorder``."""
-        return list((await self.extraction(text, recorder)).claims)
-
-    async def extraction(
-        self,
-        text: str,
-        recorder: UsageRecorder | None = None,
-        *,
-        max_claims: int | None = None,
-        max_claims_by: str = "max_claims",
-    ) -> Extraction:
-        """:meth:`extract`, with the sentences the extractor skipped and why (``factcheck extract``).
-
-        ``max_claims`` keeps fewer claims than the limits' own; the note then says how many were found and
-        names that limit as ``max_claims_by`` ("the server's max_claims"), so one note tells it.
-        """
+    async def extraction(self, text: str, recorder: UsageRecorder | None = None) -> Extraction:
+        """The claims of ``text``, as a check would extract them (with its fallback), and the sentences
+        the extractor skipped and why (``factcheck extract``); usage goes to ``recorder``."""
         recorder = recorder or UsageRecorder()
-        with self._context(recorder), recorder.timed("extract"):
-            return await self._extract(text, recorder, (max_claims, max_claims_by))
-
-    def _context(self, recorder: UsageRecorder) -> AbstractContextManager[CheckContext]:
-        """Make ``recorder``, the LLM settings and the cache the current ones for components."""
-        return using(usage=recorder, llm=self.llm, cache=self.cache)
+        with using(usage=recorder, llm=self.llm, cache=self.cache), recorder.timed("extract"):
+            return await self._extract(text, recorder)
 
     def _refuse_unread_language(
         self, detection: Detection | None, broken: dict[str, str], recorder: UsageRecorder

@@ -33,6 +33,7 @@ from factcheck.cli.flags import (
     source_flag,
     text_input,
 )
+from factcheck.routing import ROUTINGS
 
 if TYPE_CHECKING:
     from factcheck.types import TextVerdict
@@ -121,7 +122,7 @@ def _unmet(condition: str, verdict: TextVerdict) -> str | None:
 @click.option(
     "--routing",
     cls=HelpOption,
-    type=click.Choice(["all", "trust", "gated"]),
+    type=click.Choice(ROUTINGS),
     default_text="settings, else all",
     help="Which agents answer each claim: all, trust (PAMAS: the most trusted first) or gated (cheapest first).",
 )

@@ -62,12 +62,10 @@ from factcheck.errors import LLMError, LLMRefusedError, LLMUnreachableError, Mis
 from factcheck.net import (
     CONNECT_TIMEOUT_S,
     Key,
-    endpoint_of,
     host_limit,
     message_of,
     retry_after,
     service,
-    unreachable_reason,
 )
 from factcheck.options import check_fields, setting
 from factcheck.text import valid_unicode
@@ -183,9 +181,8 @@ class _Unreachable(Exception):
 
 
 def _refuse_if_unreachable(settings: LLMSettings) -> None:
-    endpoint, _ = endpoint_of(settings.base_url)
-    if (reason := service().refusals.unreachable(endpoint)) is not None:
-        raise LLMUnreachableError(f"{reason}; not sent: unreachable a moment ago")
+    if (reason := service().unreachable(settings.base_url)) is not None:
+        raise LLMUnreachableError(reason)
 
 
 def _connect_s(settings: LLMSettings) -> float:
@@ -369,8 +366,7 @@ async def _complete(
     try:
         sent = await _create(client, settings, build, messages)
     except _Unreachable as exc:
-        endpoint, reason = unreachable_reason("llm", settings.base_url, exc.error, _connect_s(settings))
-        refusals.remember_unreachable(endpoint, reason)
+        reason = service().found_unreachable("llm", settings.base_url, exc.error, _connect_s(settings))
         raise LLMUnreachableError(reason) from None
     except openai.APITimeoutError:
         raise LLMError(f"LLM at {settings.base_url} timed out after {settings.timeout_s:g}s") from None
