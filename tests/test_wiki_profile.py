@@ -12,8 +12,13 @@ from click.testing import CliRunner
 from factcheck.cli import cli
 from factcheck.config import PROFILES, load_settings
 from tests.fakes import FakeServer
-from tests.test_sources_wikipedia import API, mediawiki, params
+from tests.test_sources_wikipedia import API, mediawiki, mediawiki_with, params
 
+# A lead of "Eiffel Tower" that does not say when it was completed; its History section does.
+LEAD_WITHOUT_THE_DATE = (
+    "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France. It is named after the "
+    "engineer Gustave Eiffel, whose company designed and built it."
+)
 KEYS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "FACTCHECK_LLM_BASE_URL", "SERPER_API_KEY", "SERPAPI_API_KEY")
 
 
@@ -57,6 +62,22 @@ def test_a_claim_the_lead_section_states_is_true_with_one_request_per_claim(serv
     assert query["generator"] == "search" and query["prop"] == "extracts|info|revisions"
     assert query["gsrsearch"] == "The Eiffel Tower is a wrought-iron lattice tower in Paris."
     assert data["usage"]["llm_calls"] == 0 and data["usage"]["calls"]["verifier:nli"] == 1
+
+
+def test_a_claim_only_a_section_states_reaches_the_evidence_from_that_section(server: FakeServer) -> None:
+    server.route("GET", API, mediawiki_with(leads={"Eiffel Tower": LEAD_WITHOUT_THE_DATE}))
+    code, output = check(server, "The Eiffel Tower was completed in 1889.", "--format", "json")
+    assert code == 0, output
+    [claim] = json.loads(output)["claims"]
+    [judgment] = claim["judgments"]
+    assert judgment["error"] is None
+    evidence = judgment["evidence"]  # as the verifier ordered it
+    [lead] = [e for e in evidence if e["title"] == "Eiffel Tower"]
+    assert "1889" not in lead["text"]
+    [history] = [e for e in evidence if "The tower was completed on 31 March 1889." in e["text"]]
+    assert history["title"] == "Eiffel Tower § History"
+    assert history["url"] == "https://en.wikipedia.org/wiki/Eiffel_Tower#History"
+    assert history["published_at"] == lead["published_at"]
 
 
 def test_the_text_report_names_the_agent_and_the_page(server: FakeServer) -> None:

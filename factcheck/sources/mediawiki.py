@@ -1,12 +1,20 @@
-"""A MediaWiki API client: full-text search with lead sections, and pages as they stood at a time.
+"""A MediaWiki API client: full-text search with lead sections or whole pages, and pages as they stood
+at a time.
 
 :class:`MediaWiki` talks to one wiki's ``api.php`` (Wikipedia's or any other) for one
 User-Agent. A search is one request: ``generator=search`` returning the top hits with their
-lead sections as plain text (``prop=extracts|info|revisions``); on a wiki without the
-TextExtracts extension (no ``extract`` in the answer) the search snippets stand in, at the
-cost of one more request. :meth:`MediaWiki.as_it_stood` reads a page as it stood at a time:
-the revision current then (``prop=revisions`` with ``rvstart`` and ``rvdir=older``), its lead
-rendered by ``action=parse`` and a permanent link to it (``index.php?oldid=...``).
+lead sections as plain text (``prop=extracts|info|revisions`` with ``exintro``); on a wiki without
+the TextExtracts extension (no ``extract`` in the answer) the search snippets stand in, at the
+cost of one more request. Asked for whole pages (``whole``), a search for one hit leaves
+``exintro`` out and gets that page's whole text in the same request, its sections headed
+``== History ==`` (``exsectionformat=wiki``); TextExtracts gives a whole page to only one page a
+request (it lowers ``exlimit`` to 1 and sends the others without text), so for more hits each
+page's whole text is one more request (:meth:`MediaWiki.page_text`). A page's text is split
+into its lead and its sections by :func:`sections_of`.
+
+:meth:`MediaWiki.as_it_stood` reads a page as it stood at a time: the revision current then
+(``prop=revisions`` with ``rvstart`` and ``rvdir=older``), its lead (or, with ``whole``, the whole
+revision) rendered by ``action=parse`` and a permanent link to it (``index.php?oldid=...``).
 
 Wikimedia's API etiquette is kept: ``maxlag=5`` on every request, a ``maxlag`` error retried
 after the server's ``Retry-After`` (at most :data:`MAXLAG_RETRIES` times, each wait capped at
@@ -34,8 +42,9 @@ from urllib.parse import quote, urlsplit
 from factcheck.cache import cached
 from factcheck.context import current
 from factcheck.errors import ServiceHTTPError, SourceError, SourceRefusedError
-from factcheck.html import has_tags, paragraphs_text, strip_html
+from factcheck.html import has_tags, paragraphs_text, sectioned_text, strip_html
 from factcheck.net import request_json, service
+from factcheck.usage import record_note
 
 VERSION = "4"  # bump when the requests or the parsing of answers change, to invalidate cached entries
 SERVICE = "wikipedia"
@@ -58,6 +67,27 @@ USER_AGENT_POLICY = "https://foundation.wikimedia.org/wiki/Policy:Wikimedia_Foun
 _TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 # Words of a 403 body that refuses the client for its User-Agent (Wikimedia's text/plain answers).
 _USER_AGENT_REFUSAL = re.compile(r"user[- ]agent|robot policy", re.IGNORECASE)
+# A section heading of a plain-text extract (exsectionformat=wiki): "== History ==", "=== Origin ===".
+_HEADING_LINE = re.compile(r"(={2,6})[ \t]*(.+?)[ \t]*\1[ \t]*")
+# Where an HTML extract's first section starts (a wiki that ignores explaintext).
+_HTML_HEADING = re.compile(r"<h[1-6][\s>]", re.IGNORECASE)
+# The appendices of an article (Wikipedia's Manual of Style, MOS:LAYOUT): lists and citations, not what
+# the article says. Their sections (and the sections under them) are no passages.
+APPENDICES = frozenset(
+    {
+        "see also",
+        "notes",
+        "footnotes",
+        "references",
+        "citations",
+        "sources",
+        "bibliography",
+        "works cited",
+        "further reading",
+        "external links",
+        "notes and references",
+    }
+)
 
 
 def is_int(value: object) -> bool:
@@ -71,6 +101,48 @@ def plain_extract(extract: str) -> str:
     are (:func:`~factcheck.html.strip_html`), so no markup reaches the evidence and the verifier. A plain
     extract keeps its line breaks (they end sentences)."""
     return strip_html(extract) if has_tags(extract) else extract.strip()
+
+
+def sections_of(text: str) -> tuple[str, list[dict[str, str]]]:
+    """A page's plain text split at its section headings (``== History ==`` lines, as TextExtracts writes
+    them with ``exsectionformat=wiki``): its lead, and its sections in page order as ``{"heading", "text"}``
+    (``heading``: the section's own, the innermost; ``text``: one paragraph a line). Sections with no
+    text (a heading straight above a subheading) and the appendices (:data:`APPENDICES`, with the
+    sections under them) are left out."""
+    lead: list[str] = []
+    sections: list[dict[str, str]] = []
+    body: list[str] = lead
+    heading, appendix_level = "", 0  # appendix_level: the level of the appendix being skipped, 0 for none
+
+    def close() -> None:
+        if heading and not appendix_level and (text := "\n".join(body).strip()):
+            sections.append({"heading": heading, "text": text})
+
+    for line in text.splitlines():
+        if (match := _HEADING_LINE.fullmatch(line.strip())) is None:
+            if line.strip():
+                body.append(line.strip())
+            continue
+        close()
+        level, heading, body = len(match.group(1)), match.group(2), []
+        if appendix_level and level <= appendix_level:
+            appendix_level = 0
+        if not appendix_level and heading.casefold() in APPENDICES:
+            appendix_level = level
+    close()
+    return "\n".join(lead).strip(), sections
+
+
+def whole_extract(extract: str) -> tuple[str, list[dict[str, str]]]:
+    """A whole-page extract as its lead (plain text, as :func:`plain_extract` makes it) and its sections
+    (:func:`sections_of`). An HTML extract (a wiki that ignores ``explaintext``) is cut at its first
+    heading, and its sections read from their paragraphs and headings."""
+    if not has_tags(extract):
+        return sections_of(extract)
+    start = _HTML_HEADING.search(extract)
+    if start is None:
+        return plain_extract(extract), []
+    return plain_extract(extract[: start.start()]), sections_of(sectioned_text(extract[start.start() :]))[1]
 
 
 def _api_error(data: Any) -> None:
@@ -158,8 +230,10 @@ def parse_search(data: Any) -> list[dict[str, str]]:
     return results
 
 
-def _page(page: Mapping[str, Any]) -> dict[str, Any] | None:
-    """One page of a ``prop=extracts|info`` answer as ``{"pageid", "title", "url", "extract"}``."""
+def _page(page: Mapping[str, Any], whole: bool = False) -> dict[str, Any] | None:
+    """One page of a ``prop=extracts|info`` answer as ``{"pageid", "title", "url", "extract", "revision"}``;
+    a whole-page answer (``whole``) also gives ``"sections"`` (:func:`whole_extract`), ``None`` when the
+    page came without text."""
     title = page.get("title")
     if page.get("missing") or page.get("invalid") or not isinstance(title, str) or not title:
         return None
@@ -167,7 +241,7 @@ def _page(page: Mapping[str, Any]) -> dict[str, Any] | None:
     if isinstance(url, str) and url.startswith("//"):
         url = "https:" + url  # a wiki with a protocol-relative $wgServer
     extract = page.get("extract")
-    return {
+    parsed = {
         "pageid": page.get("pageid"),
         "title": title,
         "url": url if isinstance(url, str) and url else None,
@@ -175,6 +249,10 @@ def _page(page: Mapping[str, Any]) -> dict[str, Any] | None:
         "extract": plain_extract(extract) if isinstance(extract, str) else None,
         "revision": _revision(page),
     }
+    if whole:
+        lead, sections = whole_extract(extract) if isinstance(extract, str) else (None, None)
+        parsed.update(extract=lead, sections=sections)
+    return parsed
 
 
 def _revision(page: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -198,20 +276,51 @@ def parse_revision(data: Any) -> dict[str, Any]:
     return {} if page.get("missing") else (_revision(page) or {})
 
 
-def parse_lead(data: Any) -> str:
-    """The lead section's text from an ``action=parse&prop=text&section=0`` answer (one line per paragraph)."""
+def _rendered(data: Any) -> str:
+    """The HTML of an ``action=parse&prop=text`` answer."""
     _api_error(data)
     text = data.get("parse", {}).get("text") if isinstance(data, Mapping) else None
     if isinstance(text, Mapping):  # formatversion=1 wraps it: {"*": "<div>..."}
         text = text.get("*")
     if not isinstance(text, str):
         raise SourceError(f"{SERVICE}: unexpected answer: no 'parse.text' in the rendered revision")
-    return paragraphs_text(text)
+    return text
 
 
-def parse_pages(data: Any) -> list[dict[str, Any]]:
+def parse_lead(data: Any) -> str:
+    """The lead section's text from an ``action=parse&prop=text&section=0`` answer (one line per paragraph)."""
+    return paragraphs_text(_rendered(data))
+
+
+def parse_whole(data: Any) -> dict[str, Any]:
+    """A whole rendered revision (``action=parse&prop=text``, no ``section``) as ``{"extract", "sections"}``:
+    its lead's paragraphs (what :func:`parse_lead` gives for section 0) and its sections
+    (:func:`sections_of`)."""
+    lead, sections = sections_of(sectioned_text(_rendered(data)))
+    return {"extract": lead, "sections": sections}
+
+
+def parse_page_text(data: Any) -> dict[str, Any]:
+    """The one page of a ``prop=extracts&titles=...`` whole-page answer as ``{"extract", "sections"}``
+    (:func:`whole_extract`); SourceError when the page is missing or came without text."""
+    _api_error(data)
+    pages = data.get("query", {}).get("pages", [])
+    if not isinstance(pages, list):
+        raise SourceError(f"{SERVICE}: unexpected answer: 'query.pages' is not a list (formatversion=2 expected)")
+    page = pages[0] if pages and isinstance(pages[0], Mapping) else {}
+    if page.get("missing") or page.get("invalid"):
+        raise SourceError(f"{SERVICE}: the page {page.get('title')!r} is missing")
+    extract = page.get("extract")
+    if not isinstance(extract, str):
+        raise SourceError(f"{SERVICE}: no text of {page.get('title')!r} in the answer (no 'extract')")
+    lead, sections = whole_extract(extract)
+    return {"extract": lead, "sections": sections}
+
+
+def parse_pages(data: Any, whole: bool = False) -> list[dict[str, Any]]:
     """The pages of a ``generator=search`` + ``prop=extracts|info`` answer, best hit first, as
-    ``{"pageid", "title", "url", "extract"}`` (``extract`` is ``None`` when the wiki sent none).
+    ``{"pageid", "title", "url", "extract"}`` (``extract`` is ``None`` when the wiki sent none), and
+    ``"sections"`` for whole-page extracts (``whole``).
 
     The answer lists pages in no useful order (by page id); each carries its search
     rank as ``index``, or its redirect does (``query.redirects``). A search that finds
@@ -230,7 +339,7 @@ def parse_pages(data: Any) -> list[dict[str, Any]]:
     }
     ranked: list[tuple[float, int, dict[str, Any]]] = []
     for position, page in enumerate(pages):
-        parsed = _page(page) if isinstance(page, Mapping) else None
+        parsed = _page(page, whole) if isinstance(page, Mapping) else None
         if parsed is None:
             continue
         rank = page.get("index") if is_int(page.get("index")) else redirect_rank.get(parsed["title"], math.inf)
@@ -309,10 +418,17 @@ class MediaWiki:
 
         return await cached(kind=SERVICE, version=VERSION, request={"url": url, "params": dict(params)}, compute=fetch)
 
-    async def search(self, query: str, limit: int) -> list[dict[str, Any]]:
+    async def search(self, query: str, limit: int, whole: bool = False) -> list[dict[str, Any]]:
         """The top ``limit`` hits for ``query``, best first, as ``{"pageid", "title", "url", "extract",
         "revision", "retrieved_at"}``: one request, and one more for the snippets on a wiki that sends
-        no lead extracts."""
+        no lead extracts.
+
+        ``whole``: the pages' sections are wanted. For one hit its whole text comes in the same request
+        (no ``exintro``), split into ``extract`` (the lead) and ``"sections"``; for more, TextExtracts
+        gives one page a request its whole text, so the leads are asked for as without ``whole`` and
+        each page's whole text is :meth:`page_text`'s to read. A page with no text to read (no
+        TextExtracts: its snippet stands in) gets ``"sections": []``."""
+        single = whole and limit == 1
         params: dict[str, str | int] = {
             "action": "query",
             "format": "json",
@@ -329,18 +445,45 @@ class MediaWiki:
             "redirects": 1,
             "maxlag": MAXLAG_S,
         }
+        if single:
+            del params["exintro"]  # the whole page, its headings as "== History ==" lines
+            params["exsectionformat"] = "wiki"
 
         def parse(data: Any) -> list[dict[str, Any]]:
             # Stamped when fetched, so evidence served from the cache says how old it is.
-            return [{**page, "retrieved_at": _now()} for page in parse_pages(data)]
+            return [{**page, "retrieved_at": _now()} for page in parse_pages(data, whole=single)]
 
         pages: list[dict[str, Any]] = (await self.get(params, parse))[:limit]
         if any(page["extract"] is None for page in pages):
             snippets = await self.snippets(query, limit)
+            if whole:
+                record_note(
+                    f"{SERVICE}: {urlsplit(self.endpoint).netloc} sends no page text (no TextExtracts):"
+                    " search snippets stand in for the leads, and no sections are read"
+                )
+            unread: dict[str, Any] = {"sections": []} if whole else {}
             pages = [
-                {**p, "extract": snippets.get(p["title"], "") if p["extract"] is None else p["extract"]} for p in pages
+                {**p, "extract": snippets.get(p["title"], ""), **unread} if p["extract"] is None else p for p in pages
             ]
         return pages
+
+    async def page_text(self, title: str) -> dict[str, Any]:
+        """The whole text of ``title`` as it is today, as ``{"extract", "sections"}`` (:func:`sections_of`):
+        one ``prop=extracts`` request, without ``exintro``, for this one page (TextExtracts' limit)."""
+        params: dict[str, str | int] = {
+            "action": "query",
+            "format": "json",
+            "formatversion": 2,
+            "prop": "extracts",
+            "titles": title,
+            "explaintext": 1,
+            "exsectionformat": "wiki",
+            "exlimit": 1,
+            "redirects": 1,
+            "maxlag": MAXLAG_S,
+        }
+        text: dict[str, Any] = await self.get(params, parse_page_text)
+        return text
 
     async def snippets(self, query: str, limit: int) -> dict[str, str]:
         """Search snippets by title, for a wiki that sends no lead extracts (TextExtracts not installed)."""
@@ -395,9 +538,38 @@ class MediaWiki:
         lead: str = await self.get(params, parse_lead)
         return lead
 
-    async def as_it_stood(self, page: dict[str, Any], times: Sequence[str], fallback: bool) -> dict[str, Any] | None:
+    async def text_of(self, revid: int) -> dict[str, Any]:
+        """One whole revision as ``{"extract", "sections"}``: its lead as :meth:`lead_of` gives it, and its
+        sections (``action=parse`` of the whole revision, without its table of contents)."""
+        params: dict[str, str | int] = {
+            "action": "parse",
+            "format": "json",
+            "formatversion": 2,
+            "oldid": revid,
+            "prop": "text",
+            "disabletoc": 1,
+            "disableeditsection": 1,
+            "disablelimitreport": 1,
+            "maxlag": MAXLAG_S,
+        }
+        text: dict[str, Any] = await self.get(params, parse_whole)
+        return text
+
+    async def _old_text(self, title: str, revid: int) -> dict[str, Any]:
+        """The whole revision (:meth:`text_of`); when it cannot be read, its lead (:meth:`lead_of`) with no
+        sections, and a note that says why."""
+        try:
+            return await self.text_of(revid)
+        except SourceError as exc:
+            record_note(f"{SERVICE}: the sections of {title!r} (revision {revid}) not read: {exc}; its lead stands")
+        return {"extract": await self.lead_of(revid), "sections": []}
+
+    async def as_it_stood(
+        self, page: dict[str, Any], times: Sequence[str], fallback: bool, whole: bool = False
+    ) -> dict[str, Any] | None:
         """``page`` with the lead, URL and revision it had at the first of ``times`` (MediaWiki timestamps) at
-        which it existed; else ``page`` as it is today (``fallback``) or ``None``.
+        which it existed; else ``page`` as it is today (``fallback``) or ``None``. ``whole``: with that
+        revision's sections too (``"sections"``; :meth:`text_of` instead of :meth:`lead_of`).
 
         A page not edited since the first of ``times`` stood then as it is today: its own lead and
         revision serve, with the permanent link, and no more is asked."""
@@ -411,10 +583,14 @@ class MediaWiki:
                 break
         else:
             return page if fallback else None
-        lead = await self.lead_of(revision["revid"])
+        text = (
+            await self._old_text(page["title"], revision["revid"])
+            if whole
+            else {"extract": await self.lead_of(revision["revid"])}
+        )
         return {
             **page,
-            "extract": lead,
+            **text,
             "url": self.permalink(page["title"], revision["revid"]),
             "revision": revision,
         }

@@ -1,21 +1,37 @@
 """The ``wikipedia`` source: the Wikipedia agent of the MAFC paper.
 
-For each of a claim's search queries (at most ``max_queries``) it sends one
-MediaWiki request: a full-text search used as a generator
-(``generator=search``) that returns the top ``pages`` hits with their lead
-sections as plain text (``prop=extracts|info`` with ``exintro``,
-``explaintext`` and ``inprop=url``). Pages found by several queries are
-returned once. A claim nothing matches gets no evidence, so its verifier
-abstains. On a wiki without the TextExtracts extension (no ``extract`` in the
-answer) the search snippets are used instead, at the cost of one more request.
+For each of a claim's search queries (at most ``max_queries``) it sends a
+MediaWiki full-text search used as a generator (``generator=search``) that
+returns the top ``pages`` hits with their text as plain text
+(``prop=extracts|info`` with ``explaintext`` and ``inprop=url``). Pages found
+by several queries are returned once. A claim nothing matches gets no
+evidence, so its verifier abstains. On a wiki without the TextExtracts
+extension (no ``extract`` in the answer) the search snippets are used instead,
+at the cost of one more request.
+
+Each page's lead section is evidence (first, cut to ``max_chars``), and so are
+the ``sections`` passages of the rest of the page that bear most on the claim:
+the page's sections are cut into passages (:func:`factcheck.pages.passages_of`)
+and ranked against the claim and its queries
+(:func:`factcheck.pages.select_passages`, as for the pages behind web search
+results), each titled ``"Eiffel Tower § History"`` with the section's anchor in
+its URL (``.../Eiffel_Tower#History``). With one page a query (``pages = 1``,
+the default) the whole page comes in the search request itself (no
+``exintro``; headings as ``== History ==`` lines, ``exsectionformat=wiki``).
+TextExtracts gives a whole page to only one page a request, so with more pages
+the search asks for the leads (``exintro``) and each page's whole text is one
+more request (``prop=extracts&titles=...``). A page whose whole text cannot be
+read keeps its lead, and the check's notes say why. ``sections = 0`` reads the
+leads only, with exactly the requests of before.
 
 Each passage carries the date it speaks for (``published_at``): the timestamp
 of the page's revision it was read from. With ``as_of`` (an ISO 8601 date or
 time) the source reads each page found **as it stood then**: the revision
 current at that time (``prop=revisions`` with ``rvstart`` and
-``rvdir=older``), its lead section rendered by ``action=parse`` from that
-revision, and a permanent link to it (``index.php?oldid=...``); a page that did
-not exist yet gives nothing. Without the option, the claim decides
+``rvdir=older``), that revision rendered by ``action=parse`` (the whole of it,
+lead and sections; its lead only, ``section=0``, with ``sections = 0``), and a
+permanent link to it (``index.php?oldid=...``); a page that did not exist yet
+gives nothing. Without the option, the claim decides
 (:func:`factcheck.claimtime.reading_times`): a claim about a past time ("in
 2012", or "currently" in a text written in 2012) is read as of the end of that
 time, else as of when the text was written, else today's page when the page is
@@ -50,7 +66,7 @@ import asyncio
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -61,10 +77,12 @@ from factcheck.dates import timestamp
 from factcheck.errors import ConfigError, SourceError
 from factcheck.net import package_version
 from factcheck.options import setting
+from factcheck.pages import PASSAGE_CHARS, passages_of, select_passages
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.sources.base import Source
 from factcheck.sources.mediawiki import MAX_PAGES, MediaWiki
 from factcheck.types import Claim, Evidence
+from factcheck.usage import record_note
 
 USER_AGENT_ENV = "FACTCHECK_WIKIPEDIA_USER_AGENT"
 # Where a refused User-Agent is changed, as the refusal names it.
@@ -106,19 +124,45 @@ def trim_at_sentence(text: str, max_chars: int) -> str:
     return cut.rstrip() + "\u2026"
 
 
+_URL_SAFE = "/:(),'!*@$;~"
+
+
 def wiki_url(language: str, title: str) -> str:
     """The article URL Wikipedia uses for ``title``: ``https://en.wikipedia.org/wiki/Eiffel_Tower``."""
-    return f"https://{language}.wikipedia.org/wiki/" + quote(title.replace(" ", "_"), safe="/:(),'!*@$;~")
+    return f"https://{language}.wikipedia.org/wiki/" + quote(title.replace(" ", "_"), safe=_URL_SAFE)
+
+
+def section_url(page_url: str, heading: str) -> str:
+    """The URL of a section of the page at ``page_url``: MediaWiki's anchor is the heading with its spaces
+    as underscores (``...#Early_life``)."""
+    return f"{page_url.split('#', 1)[0]}#{quote(heading.replace(' ', '_'), safe=_URL_SAFE)}"
+
+
+def section_passages(sections: Sequence[dict[str, str]], queries: Sequence[str], k: int) -> list[tuple[str, str]]:
+    """The ``k`` passages of a page's ``sections`` (``{"heading", "text"}``) that bear most on the claim
+    (``queries``: its text and search queries), best first, as ``(heading, passage)``: the sections are cut
+    into passages (:func:`factcheck.pages.passages_of`) and ranked together
+    (:func:`factcheck.pages.select_passages`)."""
+    heading_of: dict[str, str] = {}
+    for section in sections:
+        for passage in passages_of(section["text"]):
+            heading_of.setdefault(passage, section["heading"])  # a passage twice on a page: its first section
+    chosen = select_passages(list(heading_of), queries, k)
+    return [(heading_of[passage], passage) for passage in chosen]
 
 
 @dataclass(frozen=True)
 class WikipediaSource(Source):
-    """Wikipedia lead sections for a claim's search queries (the MAFC Wikipedia agent).
+    """Wikipedia lead sections, and the passages of the rest of each page that bear on the claim, for a
+    claim's search queries (the MAFC Wikipedia agent).
 
     Options: ``language`` (Wikipedia edition), ``api_url`` (any MediaWiki
     ``api.php``; default the edition's), ``pages`` (top search hits used per
     query, at most 20), ``max_queries`` (queries searched per claim),
-    ``max_chars`` (lead text kept, cut at a sentence end), ``timeout_s`` (per
+    ``max_chars`` (lead text kept, cut at a sentence end), ``sections``
+    (passages kept per page from beyond its lead, each at most
+    :data:`factcheck.pages.PASSAGE_CHARS` characters; 0 reads the leads
+    only), ``timeout_s`` (per
     request), ``concurrency`` (simultaneous requests to the host; Wikimedia
     asks for 1) and ``user_agent`` (the User-Agent sent, naming you and your
     contact; default: ``FACTCHECK_WIKIPEDIA_USER_AGENT``, else a placeholder)
@@ -133,6 +177,7 @@ class WikipediaSource(Source):
     pages: int = setting(1, minimum=1, maximum=MAX_PAGES)
     max_queries: int = setting(2, minimum=1)
     max_chars: int = setting(1500, minimum=1)
+    sections: int = setting(2, minimum=0, zero="the leads only")
     timeout_s: float = setting(20.0, minimum=0, min_open=True, unit="seconds")
     concurrency: int = setting(1, minimum=1)
     user_agent: str | None = None
@@ -189,15 +234,18 @@ class WikipediaSource(Source):
         )
 
     async def retrieve(self, claim: Claim) -> list[Evidence]:
-        """Lead sections of the top pages for the claim's queries, in query then rank order, each page once;
+        """Lead sections of the top pages for the claim's queries, in query then rank order, each page once,
+        each followed by the ``sections`` passages of the rest of the page that bear most on the claim;
         with ``as_of``, each as it stood then.
 
         A query whose request fails is skipped when others succeed; when all
         fail, the first error is raised (a SourceError: the agent abstains).
+        A page whose whole text cannot be read keeps its lead, with a note.
         """
         wiki = self.wiki()
         queries = list(dict.fromkeys(q.strip() for q in claim.search_queries() if q.strip()))[: self.max_queries]
-        answers = await asyncio.gather(*(wiki.search(q, self.pages) for q in queries), return_exceptions=True)
+        whole = self.sections > 0
+        answers = await asyncio.gather(*(wiki.search(q, self.pages, whole) for q in queries), return_exceptions=True)
         found: list[dict[str, Any]] = []
         seen: set[object] = set()
         for pages in _successes(answers):
@@ -214,26 +262,60 @@ class WikipediaSource(Source):
             times = [timestamp(when) for when in chosen]
             fallback = self.as_of is None
             then = await asyncio.gather(
-                *(wiki.as_it_stood(page, times, fallback) for page in found), return_exceptions=True
+                *(wiki.as_it_stood(page, times, fallback, whole) for page in found), return_exceptions=True
             )
             found = [page for page in _successes(then) if page is not None]
+        if whole:
+            found = list(await asyncio.gather(*(_with_sections(wiki, page) for page in found)))
         evidence: list[Evidence] = []
         for page in found:
-            text = trim_at_sentence(page["extract"] or "", self.max_chars)
-            if not text:
-                continue
-            revision = page.get("revision") or {}
-            evidence.append(
-                Evidence(
-                    source=self.name,
-                    text=text,
-                    title=page["title"],
-                    url=page["url"] or wiki_url(self.language, page["title"]),
-                    retrieved_at=page["retrieved_at"],
-                    published_at=revision.get("timestamp"),
-                )
-            )
+            evidence.extend(await self._page_evidence(page, [claim.text, *queries]))
         return evidence
+
+    async def _page_evidence(self, page: dict[str, Any], queries: Sequence[str]) -> list[Evidence]:
+        """The page's lead (cut to ``max_chars``), then its ``sections`` passages that bear most on the claim
+        (``queries``); nothing for a page with no lead."""
+        lead = trim_at_sentence(page["extract"] or "", self.max_chars)
+        if not lead:
+            return []
+        revision = page.get("revision") or {}
+        url = page["url"] or wiki_url(self.language, page["title"])
+        first = Evidence(
+            source=self.name,
+            text=lead,
+            title=page["title"],
+            url=url,
+            retrieved_at=page["retrieved_at"],
+            published_at=revision.get("timestamp"),
+        )
+        sections = page.get("sections") or []
+        if not self.sections or not sections:
+            return [first]
+        # BM25 over the page's passages: off the event loop, as the web pages' are.
+        chosen = await asyncio.to_thread(section_passages, sections, queries, self.sections)
+        return [first] + [
+            replace(
+                first,
+                text=passage[:PASSAGE_CHARS],  # passages_of keeps to it; the cut is a guarantee
+                title=f"{page['title']} § {heading}",
+                url=section_url(url, heading),
+            )
+            for heading, passage in chosen
+        ]
+
+
+async def _with_sections(wiki: MediaWiki, page: dict[str, Any]) -> dict[str, Any]:
+    """``page`` with its sections: read already (the search gave the whole page, or its old revision was
+    read), else read now (:meth:`MediaWiki.page_text`). A page whose whole text cannot be read keeps its
+    lead, with no sections, and a note says why."""
+    if page.get("sections") is not None:
+        return page
+    try:
+        text = await wiki.page_text(page["title"])
+    except SourceError as exc:
+        record_note(f"wikipedia: the sections of {page['title']!r} not read: {exc}; its lead stands")
+        return {**page, "sections": []}
+    return {**page, "sections": text["sections"]}
 
 
 def _check_user_agent(value: object, where: str) -> None:
