@@ -359,8 +359,9 @@
     }
   }
 
-  /** How sure a claim is: 0 at score 0.5 (undecided), 1 at 0 or 1. Below 0.5 the verdict is weak. */
+  /** Weak as the server says (the claim's "strength"), else by the same rule: |2·score − 1| below 0.5. */
   function isWeak(claim) {
+    if (claim.strength === "weak" || claim.strength === "strong") return claim.strength === "weak";
     return typeof claim.score === "number" && Math.abs(2 * claim.score - 1) < 0.5;
   }
 

@@ -34,9 +34,13 @@ function formatScore(score) {
   return typeof score === "number" ? score.toFixed(2) : "–";
 }
 
-/** A verdict is weak when its score is near 0.5: |2·score − 1| below 0.5, i.e. a score between 0.25 and 0.75. */
-function isWeak(score) {
-  return typeof score === "number" && Math.abs(2 * score - 1) < 0.5;
+/**
+ * A verdict is weak as the server says (the claim's "strength", factcheck.types.strength); a server too old to
+ * say is read with the same rule: |2·score − 1| below 0.5, a score between 0.25 and 0.75.
+ */
+function isWeak(claim) {
+  if (claim.strength === "weak" || claim.strength === "strong") return claim.strength === "weak";
+  return typeof claim.score === "number" && Math.abs(2 * claim.score - 1) < 0.5;
 }
 
 function clip(text, length) {
@@ -167,7 +171,7 @@ function claimItem(claim) {
   item.dataset.claimId = claim.id;
   // A claim is "…" while it is being checked, NOT CHECKED when the check stopped before its verdict.
   const judged = !claim.pending && !claim.unchecked;
-  const weak = judged && isWeak(claim.score);
+  const weak = judged && isWeak(claim);
   item.dataset.weak = String(weak);
   const head = element("div", "claim-head");
   const shown = claim.pending ? "…" : claim.unchecked ? "NOT CHECKED" : claim.label;
@@ -292,7 +296,7 @@ function renderState(state, nodes) {
   nodes.label.textContent = shown ? plain(shown.label) : "–";
   nodes.label.dataset.label = shown ? shown.label : "";
   // A TRUE or FALSE text is weak when one of its verified claims is: the text is as sure as its least sure claim.
-  const weakClaim = (verdict?.claims ?? []).some((claim) => typeof claim.score === "number" && isWeak(claim.score));
+  const weakClaim = (verdict?.claims ?? []).some((claim) => typeof claim.score === "number" && isWeak(claim));
   const weak = Boolean(shown) && ["TRUE", "FALSE"].includes(shown.label) && weakClaim;
   nodes.label.dataset.weak = String(weak);
   nodes.score.textContent = verdict ? `score ${formatScore(verdict.score)}` : "";

@@ -44,6 +44,7 @@ from factcheck.cache import cached
 from factcheck.dates import evidence_date
 from factcheck.errors import ConfigError
 from factcheck.net import USER_AGENT, service, tls_context
+from factcheck.ranking import rank_passages
 from factcheck.text import split_sentences
 from factcheck.types import Evidence
 from factcheck.usage import record_note
@@ -358,24 +359,13 @@ def passages_of(text: str, title: str = "") -> list[str]:
 
 
 def select_passages(passages: Sequence[str], queries: Sequence[str], k: int = PASSAGES_PER_PAGE) -> list[str]:
-    """The ``k`` passages that bear most on the claim (``queries``: its text and search queries), best
-    first: BM25 over the page's own passages. Passages sharing no word with the claim are never chosen.
-    (One function, so a better retriever can take its place.)"""
-    import bm25s
-
-    if not passages or k <= 0:
+    """The ``k`` passages that bear most on the claim (``queries``: its text, then its search queries), best
+    first: hybrid ranking over the page's own passages (:func:`factcheck.ranking.rank_passages`, BM25 and
+    meaning fused). A passage that neither shares a word with the claim nor comes close to it in meaning is
+    never chosen."""
+    if k <= 0:
         return []
-    import Stemmer
-
-    stemmer = Stemmer.Stemmer("english")  # one per call: pages are ranked in worker threads at once
-    docs = bm25s.tokenize(list(passages), stopwords="en", stemmer=stemmer, show_progress=False)
-    query = bm25s.tokenize([" ".join(queries)], stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False)
-    if not query or not query[0]:
-        return []
-    retriever = bm25s.BM25()
-    retriever.index(docs, show_progress=False)
-    ids, scores = retriever.retrieve(query, k=min(k, len(passages)), show_progress=False, n_threads=1)
-    return [passages[int(i)] for i, s in zip(ids[0], scores[0], strict=True) if s > 0]
+    return [passages[i] for i in rank_passages(passages, queries)[:k]]
 
 
 # robots.txt as a loop read it a moment ago, per (origin, allow_hosts): claims in flight share one request.

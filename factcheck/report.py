@@ -69,7 +69,7 @@ def _claim_block(verdict: ClaimVerdict) -> Group:
     head = Text()
     head.append(f"[{verdict.claim.id}] ", style="dim")
     head.append(str(verdict.label), style=LABEL_STYLES[verdict.label])
-    head.append(f"  {_score(verdict.score)}  ", style="dim")
+    head.append(f"  {_score(verdict.score)}{', weak' if verdict.strength == 'weak' else ''}  ", style="dim")
     head.append(verdict.claim.text)
     if verdict.claim.attributed_to:
         said = f"\n    (what {verdict.claim.attributed_to} says: the verdict is on the claim, not on who said it)"
@@ -131,7 +131,7 @@ def render(verdict: TextVerdict, console: Console) -> None:
     summary = Table.grid(padding=(0, 2))
     summary.add_row(
         Text(str(verdict.label), style=LABEL_STYLES[verdict.label]),
-        Text(f"score {_score(verdict.score)}"),
+        Text(f"score {_score(verdict.score)}{', weak' if verdict.strength == 'weak' else ''}"),
         Text(
             f"{plural(len(verdict.claims), 'claim')} · scorer {verdict.scorer} · labels {verdict.labels}", style="dim"
         ),

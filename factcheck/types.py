@@ -355,6 +355,20 @@ class Judgment:
         )
 
 
+WEAK_BELOW = 0.5  # a verdict is weak when |2 * score - 1| is below this: a score between 0.25 and 0.75
+
+
+def strength(score: float | None) -> str | None:
+    """``"weak"`` or ``"strong"``: how far a claim's score stands from 0.5 (undecided), ``None`` without a score.
+
+    Weak when ``|2 * score - 1| < 0.5``, a score between 0.25 and 0.75. For one calibrated agent the
+    score is the chance the claim is true, so a weak verdict is one less than 75% likely to be right.
+    The text report, the JSON (``"strength"``) and the browser extension all use this one rule."""
+    if score is None:
+        return None
+    return "weak" if abs(2 * score - 1) < WEAK_BELOW else "strong"
+
+
 @dataclass(frozen=True)
 class ClaimVerdict:
     """A claim, every agent's judgment of it, and the scorer's score and label.
@@ -373,12 +387,18 @@ class ClaimVerdict:
         """True when at least one agent gave a verdict."""
         return self.score is not None
 
+    @property
+    def strength(self) -> str | None:
+        """``"weak"`` / ``"strong"`` (:func:`strength`), ``None`` when the claim has no score."""
+        return strength(self.score)
+
     def to_dict(self) -> dict[str, Any]:
         """The claim verdict's JSON fields (the claim's own fields are inlined)."""
         return {
             **self.claim.to_dict(),
             "label": str(self.label),
             "score": self.score,
+            "strength": self.strength,
             "judgments": [j.to_dict() for j in self.judgments],
             "notes": list(self.notes),
         }
@@ -554,6 +574,14 @@ class TextVerdict:
     # domain): an added field, None when the verdict was not made by a Checker or was recorded before it existed.
     judged_by: JudgedBy | None = None
 
+    @property
+    def strength(self) -> str | None:
+        """A TRUE or FALSE text is as sure as its least sure claim: ``"weak"`` when one of its scored claims is
+        weak (:func:`strength`), else ``"strong"``; ``None`` for any other label."""
+        if self.label not in (Label.TRUE, Label.FALSE):
+            return None
+        return "weak" if any(c.strength == "weak" for c in self.claims) else "strong"
+
     def to_dict(self) -> dict[str, Any]:
         """The project's stable JSON for a checked text (``schema: factcheck/1``)."""
         return {
@@ -561,6 +589,7 @@ class TextVerdict:
             "text": self.text,
             "label": str(self.label),
             "score": self.score,
+            "strength": self.strength,
             "scorer": self.scorer,
             "scorer_options": dict(self.scorer_options),
             "labels": self.labels,

@@ -234,7 +234,7 @@ def test_fail_on_error_counts_one_failing_agent_beside_a_working_one() -> None:
     [
         ("Do statins lower LDL cholesterol?", ["unverified"], 4, "--fail-on unverified: the text is UNVERIFIED (no"),
         ("Obesity does not increase the risk of type 2 diabetes.", ["false"], 5, "--fail-on false: 1 of 1 claim FALSE"),
-        ("Statins lower LDL cholesterol.", ["error", "unverified", "false"], 0, ""),
+        ("Statins reduce cardiovascular events.", ["error", "unverified", "false"], 0, ""),
     ],
 )
 def test_fail_on_unverified_and_false_have_their_own_statuses(
@@ -286,7 +286,7 @@ def test_console_script_runs_offline() -> None:
 def test_check_labels_the_sample_deterministically() -> None:
     code, output = run(
         "check",
-        "Statins lower LDL cholesterol. Obesity does not increase the risk of type 2 diabetes.",
+        "Statins reduce cardiovascular events. Obesity does not increase the risk of type 2 diabetes.",
         "--format",
         "json",
     )

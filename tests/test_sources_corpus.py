@@ -41,9 +41,59 @@ def test_jsonl_corpus_returns_the_matching_passage_first(tmp_path: Path) -> None
     assert len(evidence) <= 2
 
 
-def test_a_query_with_no_known_words_finds_nothing(tmp_path: Path) -> None:
-    source = CorpusSource(path=str(write_jsonl(tmp_path / "c.jsonl", DOCS)))
+@pytest.mark.parametrize("retrieval", ["hybrid", "bm25", "dense"])
+def test_a_query_with_no_known_words_and_no_meaning_near_finds_nothing(tmp_path: Path, retrieval: str) -> None:
+    source = CorpusSource(path=str(write_jsonl(tmp_path / "c.jsonl", DOCS)), retrieval=retrieval)
     assert retrieve(source, "zzyzx qwerty") == []
+
+
+def test_hybrid_retrieval_finds_a_passage_that_shares_no_word_with_the_claim(tmp_path: Path) -> None:
+    # "Acetylsalicylic acid" and "myocardial infarction" are aspirin and heart attack: no word in common.
+    path = str(write_jsonl(tmp_path / "c.jsonl", DOCS))
+    claim = "Acetylsalicylic acid prevents myocardial infarction."
+    assert retrieve(CorpusSource(path=path, retrieval="bm25", top_k=1), claim) == []
+    assert [e.title for e in retrieve(CorpusSource(path=path, top_k=1), claim)] == ["Aspirin"]
+    assert [e.title for e in retrieve(CorpusSource(path=path, retrieval="dense", top_k=1), claim)] == ["Aspirin"]
+
+
+def test_the_fusion_ranks_an_item_both_rankings_hold_above_one_either_ranks_first() -> None:
+    from factcheck.ranking import reciprocal_rank_fusion
+
+    fused = reciprocal_rank_fusion([[(1, 9.0), (2, 5.0)], [(3, 0.9), (2, 0.8)]])
+    assert [item for item, _ in fused] == [2, 1, 3]
+    assert fused[0][1] == pytest.approx(1 / 61 + 1 / 61)
+
+
+def test_an_edited_corpus_is_embedded_afresh_and_the_embeddings_match_its_passages(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "c.jsonl", [*DOCS, {"id": "e1", "text": f"Embedding test {tmp_path}."}])
+    first = corpus_module.open_index(path, 120, embedded=True)
+    assert first.vectors is not None and first.vectors.shape == (len(first.passages), 384)
+    write_jsonl(path, [*DOCS, {"id": "e2", "title": "Tea", "text": "Green tea contains caffeine and catechins."}])
+    second = corpus_module.open_index(path, 120, embedded=True)
+    assert second is not first and second.vectors is not None and len(second.passages) == len(DOCS) + 1
+    tea = [p.title for p in second.passages].index("Tea")
+    from factcheck.embed import load_embedder
+
+    expected = load_embedder().encode([corpus_module.embedded_text(second.passages[tea])])[0]
+    # Not bit-equal: the int8 model quantises its activations per batch, and the batch-mates differ.
+    assert float(second.vectors[tea].astype("float32") @ expected) > 0.98
+
+
+def test_the_shipped_corpus_uses_its_shipped_embeddings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FACTCHECK_CACHE_DIR", str(tmp_path))  # nothing saved: the shipped file or a rebuild
+    monkeypatch.setattr(corpus_module, "_indexes", {})
+
+    def no_embedding(*args: object) -> None:
+        raise AssertionError("the shipped corpus was embedded instead of using its shipped embeddings")
+
+    monkeypatch.setattr(corpus_module, "embed_passages", no_embedding)
+    index = corpus_module.open_index(corpus_module.SHIPPED_CORPUS, CorpusSource().passage_words, embedded=True)
+    assert index.vectors is not None and index.vectors.shape[0] == len(index.passages)
+
+
+def test_retrieval_must_be_one_of_the_known_ways() -> None:
+    with pytest.raises(ConfigError, match="retrieval"):
+        CorpusSource(retrieval="semantic")
 
 
 def test_queries_are_searched_and_merged(tmp_path: Path) -> None:
@@ -143,9 +193,11 @@ def test_index_build_and_cache_hits_show_in_usage(tmp_path: Path) -> None:
     agents = [Agent("corpus", CorpusSource(path=str(path)), ScriptedVerifier())]
     first = build_checker(agents=agents).check("Coffee contains caffeine.")
     assert first.usage.calls["corpus-index:build"] == 1 and "corpus-index" not in first.usage.cache_hits
+    assert first.usage.calls["corpus-embeddings:build"] == 1  # a user's corpus is embedded on first use
     corpus_module._indexes.clear()
     second = build_checker(agents=agents).check("Coffee contains caffeine.")
-    assert second.usage.cache_hits == {"corpus-index": 1} and "corpus-index:build" not in second.usage.calls
+    assert second.usage.cache_hits == {"corpus-index": 1, "corpus-embeddings": 1}
+    assert "corpus-index:build" not in second.usage.calls and "corpus-embeddings:build" not in second.usage.calls
 
 
 def test_a_damaged_cache_entry_is_rebuilt(tmp_path: Path) -> None:
@@ -165,7 +217,10 @@ def test_an_unwritable_cache_warns_and_still_answers(tmp_path: Path, monkeypatch
     blocker.write_text("")
     monkeypatch.setenv("FACTCHECK_CACHE_DIR", str(blocker))
     path = write_jsonl(tmp_path / "c.jsonl", [*DOCS, {"id": "d8", "text": f"Unwritable cache test {tmp_path}."}])
-    with pytest.warns(RuntimeWarning, match="cannot cache the corpus index"):
+    with (
+        pytest.warns(RuntimeWarning, match="cannot cache the corpus index"),
+        pytest.warns(RuntimeWarning, match="cannot cache the corpus embeddings"),
+    ):
         evidence = retrieve(CorpusSource(path=str(path)), "caffeine")
     assert evidence[0].title == "Coffee"
     assert retrieve(CorpusSource(path=str(path)), "caffeine")[0].title == "Coffee"  # kept in memory: no new warning

@@ -25,6 +25,7 @@ from factcheck.verifiers.nli import (
     SUPPORTS,
     NLIVerifier,
     Reading,
+    Unit,
     load_model,
 )
 
@@ -120,7 +121,8 @@ def test_unrelated_evidence_abstains_saying_no_passage_addresses_the_claim() -> 
     result = judge(claim, unrelated)
     assert result.factuality is None and result.confidence == 0.0
     assert result.rationale.startswith(NO_PASSAGE) and "0% of its content words" in result.rationale
-    assert judge(claim, unrelated, min_relevance=0.0, min_coverage=0.0).factuality is not None  # the gate abstained
+    gate_off = {"min_relevance": 0.0, "min_coverage": 0.0, "min_similarity": -1.0}
+    assert judge(claim, unrelated, **gate_off).factuality is not None  # the gate abstained
     assert judge(claim).factuality is None
 
 
@@ -138,8 +140,8 @@ def test_general_knowledge_claims_against_biomedical_evidence_abstain() -> None:
 def reading(*rows: tuple[int, str, tuple[float, float, float]]) -> Reading:
     """A hand-made Reading: (passage number, sentence, (P(S), P(R), P(NEI))) per sentence; no model involved."""
     passages = [Evidence("corpus", f"passage {i}", title=f"doc{i}") for i in range(3)]
-    sentences = tuple((passages[i], sentence) for i, sentence, _ in rows)
-    return Reading(sentences, np.array([p for _, _, p in rows]), tuple(passages))
+    units = tuple(Unit(passages[i], sentence) for i, sentence, _ in rows)
+    return Reading(units, np.array([p for _, _, p in rows]), tuple(passages))
 
 
 @pytest.mark.parametrize(
@@ -163,9 +165,9 @@ def test_the_shown_sentence_and_passage_are_the_ones_that_decided(
     rows: list[tuple[int, str, tuple[float, float, float]]], verdict: bool, deciding: tuple[int, str, float]
 ) -> None:
     passage, sentence, p = deciding
-    result = NLIVerifier(min_relevance=0.5).decide(reading(*rows))
+    result = NLIVerifier(min_relevance=0.5, calibrated=False).decide(reading(*rows))
     assert result.factuality is verdict and result.confidence == p
-    assert f'(p={p:.2f}) by (doc{passage}): "{sentence}"' in result.rationale
+    assert f'(p={p:.2f}, similarity 1.00) by (doc{passage}): "{sentence}"' in result.rationale
     assert result.evidence is not None and result.evidence[0].title == f"doc{passage}"
     assert sorted(e.title for e in result.evidence) == ["doc0", "doc1", "doc2"]  # reordered, nothing dropped
 
@@ -206,7 +208,8 @@ def test_the_word_test_counts_the_claims_content_words_in_the_best_passage() -> 
 def test_the_default_gate_is_the_one_calibrated_with_the_shipped_model() -> None:
     gate = json.loads((SHIPPED_MODEL / "nli.json").read_text(encoding="utf-8"))["gate"]
     default = NLIVerifier()
-    assert (default.min_relevance, default.min_coverage, default.min_shared) == (
+    assert (default.min_similarity, default.min_relevance, default.min_coverage, default.min_shared) == (
+        gate["min_similarity"],
         gate["min_relevance"],
         gate["min_coverage"],
         gate["min_shared"],
@@ -220,13 +223,13 @@ def test_with_the_model_the_quoted_sentence_is_the_one_whose_probability_is_the_
         "Lung function was measured at baseline. "
         "Smoking was associated with a markedly increased risk of lung cancer in both men and women.",
     ]
-    result = judge(claim, *passages)
+    evidence = [Evidence("x", text, f"doc{i}") for i, text in enumerate(passages)]
+    result = NLIVerifier(calibrated=False).assess(Claim("c", claim), evidence)
     assert result.factuality is True and result.evidence is not None and result.evidence[0].title == "doc1"
-    sentences = [s for p in passages for s in split_sentences(p)]
-    probs = load_model(SHIPPED_MODEL).probabilities([(claim, s) for s in sentences], NLIVerifier().batch_size)
-    best = int(probs[:, SUPPORTS].argmax())
-    assert result.confidence == round(float(probs[best, SUPPORTS]), 4)
-    assert f'"{sentences[best]}"' in result.rationale
+    quoted = result.rationale.split(': "', 1)[1].rsplit('"', 1)[0]
+    (p,) = load_model(SHIPPED_MODEL).probabilities([(claim, quoted)], NLIVerifier().batch_size)[:, SUPPORTS]
+    assert result.confidence == round(float(p), 4)
+    assert quoted in [s for text in passages for s in split_sentences(text)] or quoted.count(". ") == 1
 
 
 def test_the_judgment_shows_the_deciding_passage_first() -> None:
@@ -287,7 +290,8 @@ def test_the_model_card_numbers_come_with_the_model() -> None:
     config = json.loads((SHIPPED_MODEL / "nli.json").read_text(encoding="utf-8"))
     assert config["labels"] == list(LABELS)
     assert 0.5 <= config["temperature"] <= 5
-    assert set(config["gate"]) == {"min_relevance", "min_coverage", "min_shared"}
+    assert set(config["gate"]) == {"min_similarity", "min_relevance", "min_coverage", "min_shared"}
+    assert set(config["confidence"]) == {"margin"} and config["confidence"]["margin"] > 0
     assert (SHIPPED_MODEL / "model.onnx").stat().st_size < 30e6
 
 
@@ -334,7 +338,88 @@ def test_evidence_with_reference_marks_is_read_sentence_by_sentence_without_them
 def test_the_relevance_gate_never_shows_an_equal_number_as_less(nei: float, shown: str) -> None:
     passage = Evidence("corpus", "Statins lower LDL cholesterol in adults.", "Statins")
     support = (1 - nei) / 2
-    reading = Reading(((passage, passage.text),), np.array([[support, support, nei]]), (passage,), 1.0, 5)
+    reading = Reading((Unit(passage, passage.text),), np.array([[support, support, nei]]), (passage,), 1.0, 5)
     assessment = NLIVerifier().decide(reading)
     assert assessment.factuality is None
     assert f"({shown}; " in assessment.rationale, assessment.rationale
+
+
+def unit_reading(*rows: tuple[str, float, tuple[float, float, float]]) -> Reading:
+    """A hand-made Reading of units in one passage: (text, similarity to the claim, (P(S), P(R), P(NEI)))."""
+    passage = Evidence("corpus", " ".join(text for text, _, _ in rows), title="doc")
+    units = tuple(Unit(passage, text, similarity) for text, similarity, _ in rows)
+    return Reading(units, np.array([p for _, _, p in rows]), (passage,))
+
+
+def test_a_sentence_off_the_claims_topic_cannot_decide_however_sure_the_model_is() -> None:
+    # The colorectal-cancer sentence "refutes" the heart-attack claim at 0.95, but it is about something else.
+    reading = unit_reading(
+        ("Aspirin use was associated with lower risk of colorectal cancer.", 0.45, (0.02, 0.95, 0.03)),
+        ("Low-dose aspirin reduced the risk of a first myocardial infarction.", 0.8, (0.85, 0.05, 0.10)),
+    )
+    result = NLIVerifier(min_similarity=0.55, calibrated=False).decide(reading)
+    assert result.factuality is True and "myocardial infarction" in result.rationale
+    assert "refutation" not in result.rationale  # the off-topic sentence is not even the strongest counter
+    # With only the off-topic sentence, there is nothing to decide on, and the reason says so.
+    alone = unit_reading(("Aspirin use was associated with lower risk of colorectal cancer.", 0.45, (0.02, 0.95, 0.03)))
+    result = NLIVerifier(min_similarity=0.55).decide(alone)
+    assert result.factuality is None and result.rationale.startswith(NO_PASSAGE)
+    assert 'off topic (similarity 0.45 < 0.55): "Aspirin use was associated' in result.rationale
+
+
+def test_a_closer_sentence_outweighs_an_equally_sure_one_further_from_the_claim() -> None:
+    # The Eiffel Tower case: "completed in 1889" is not about where the tower is, and is further from the claim.
+    reading = unit_reading(
+        ("The tower was completed on 31 March 1889.", 0.6, (0.03, 0.94, 0.03)),
+        ("The Eiffel Tower is a wrought-iron lattice tower in Paris, France.", 0.84, (0.93, 0.02, 0.05)),
+    )
+    result = NLIVerifier(min_similarity=0.55, calibrated=False).decide(reading)
+    assert result.factuality is True and result.confidence == 0.93
+    assert "; the strongest refutation has p=0.94" in result.rationale  # the counter-sentence is shown
+
+
+def test_a_verdict_is_strong_only_when_its_evidence_is_sure_close_and_unopposed() -> None:
+    verifier = NLIVerifier(min_similarity=0.55)
+
+    def confidence(*rows: tuple[str, float, tuple[float, float, float]]) -> float:
+        result = verifier.decide(unit_reading(*rows))
+        assert result.factuality is True
+        return result.confidence
+
+    strong = confidence(("s", 0.9, (0.97, 0.01, 0.02)))
+    opposed = confidence(("s", 0.9, (0.97, 0.01, 0.02)), ("r", 0.9, (0.01, 0.9, 0.09)))
+    unsure = confidence(("s", 0.9, (0.55, 0.05, 0.40)))
+    distant = confidence(("s", 0.56, (0.97, 0.01, 0.02)))
+    assert strong > max(opposed, unsure, distant)
+    assert min(strong, opposed, unsure, distant) >= 0.05  # a verdict's score stays on its side of 0.5
+
+
+def test_a_sentence_that_opens_with_a_pronoun_is_read_after_its_antecedent() -> None:
+    # The plugin passage of issue 26: the deciding sentence was read alone, and "It" lost the tower.
+    plugin = Evidence(
+        "plugin", "The Eiffel Tower is a wrought-iron lattice tower in Paris, France. It was completed in 1889."
+    )
+    verifier = NLIVerifier()
+    units, ranked = verifier.units_of(Claim("c", "The Eiffel Tower was completed in 1889."), [plugin])
+    assert ranked == 2
+    assert "The Eiffel Tower is a wrought-iron lattice tower in Paris, France. It was completed in 1889." in [
+        u.text for u in units
+    ]
+    result = verifier.assess(Claim("c", "The Eiffel Tower was completed in 1889."), [plugin])
+    assert result.factuality is True, result.rationale
+
+
+def test_windows_of_two_sentences_are_read_around_the_closest_sentences() -> None:
+    passage = Evidence(
+        "corpus",
+        "Patients received either drug or placebo. After one year, mortality was 12% in the drug group. "
+        "Mortality was 20% with placebo. Funding came from the ministry.",
+        title="A trial",
+    )
+    claim = Claim("c", "The drug lowered mortality compared with placebo.")
+    units, _ = NLIVerifier(windows=2).units_of(claim, [passage])
+    windows = [u for u in units if u.window]
+    assert len(windows) == 2 and all(u.text.count(". ") == 1 for u in windows)
+    assert not [u for u in NLIVerifier(windows=0).units_of(claim, [passage])[0] if u.window]
+    sentences = [u for u in units if not u.window]
+    assert [u.similarity for u in sentences] == sorted((u.similarity for u in sentences), reverse=True)

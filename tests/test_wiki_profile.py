@@ -104,3 +104,24 @@ def test_a_german_text_is_unverified_without_asking_the_wiki(server: FakeServer)
 def test_the_cli_help_lists_the_profile() -> None:
     result = CliRunner().invoke(cli, ["check", "--help"])
     assert result.exit_code == 0 and "wiki" in result.output
+
+
+def test_a_sentence_about_something_else_is_no_contradiction(server: FakeServer) -> None:
+    # Issue 26: "The tower was completed on 31 March 1889." refuted "The Eiffel Tower is in Paris." at p=0.94,
+    # while the lead's first sentence supported it at 0.93. The sentence closer to the claim now decides.
+    code, output = check(server, "The Eiffel Tower is in Paris.", "--format", "json")
+    assert code == 0, output
+    [claim] = json.loads(output)["claims"]
+    [judgment] = claim["judgments"]
+    assert claim["label"] == "TRUE", judgment["rationale"]
+    assert "Paris" in judgment["rationale"].split(': "', 1)[1]
+
+
+def test_the_date_a_section_states_decides_the_claim_about_it(server: FakeServer) -> None:
+    server.route("GET", API, mediawiki_with(leads={"Eiffel Tower": LEAD_WITHOUT_THE_DATE}))
+    code, output = check(server, "The Eiffel Tower was completed in 1889.", "--format", "json")
+    assert code == 0, output
+    [claim] = json.loads(output)["claims"]
+    [judgment] = claim["judgments"]
+    assert claim["label"] == "TRUE", judgment["rationale"]
+    assert "completed on 31 March 1889" in judgment["rationale"]

@@ -14,6 +14,10 @@ parse and entities, nearest first:
   names (a company is an organisation, a city a place).
 
 Nothing is guessed when none is found: the claim stays as written.
+
+:func:`needs_antecedent` is the same test without a parse, for text read in bulk (the ``nli``
+verifier's evidence sentences): a sentence that opens with a pronoun, a possessive or a bare
+determiner and common noun cannot stand alone, and is read after the sentence before it.
 """
 
 from __future__ import annotations
@@ -39,6 +43,11 @@ NOUN_KINDS = {
     **dict.fromkeys(("singer", "player", "leader", "mayor", "chancellor", "king", "queen", "writer"), "PERSON"),
 }
 PERSON_NOUNS = frozenset(noun for noun, kind in NOUN_KINDS.items() if kind == "PERSON")
+DETERMINERS = frozenset({"the", "this", "that", "these", "those"})
+# Openers that point back: the pronouns above, their possessives, and demonstratives used alone.
+REFERRING_OPENERS = frozenset(
+    {*PERSON_PRONOUNS, *THING_PRONOUNS, *PLURAL_PRONOUNS, *POSSESSIVES, "this", "these", "those", "such", "both"}
+)
 # Contractions that read oddly after a name: "It's tall" -> "The tower is tall".
 EXPANDED = {"'s": "is", "'re": "are", "\u2019s": "is", "\u2019re": "are"}
 
@@ -124,6 +133,21 @@ def _definite_reference(subject: Token) -> bool:
         and children[0].lower_ in ("the", "this", "that", "these", "those")
         and children[0].i == subject.i - 1
     )
+
+
+def needs_antecedent(sentence: str) -> bool:
+    """Whether ``sentence`` opens with a reference to something named before it: a pronoun ("It was
+    completed ..."), a possessive ("Its height ..."), a demonstrative ("This suggests ...") or a bare
+    determiner and a lower-case noun ("The tower was ...", "These mice ..."). A cheap test on the words,
+    no parse: "The Eiffel Tower ..." (a name follows) and "The 2019 study ..." stand alone."""
+    words = sentence.lstrip("\"'\u201c(").split(maxsplit=2)
+    if not words:
+        return False
+    first = words[0].rstrip(",;:").lower()
+    if first in DETERMINERS and len(words) > 1:
+        following = words[1].strip(",;:()")
+        return following.isalpha() and following.islower()
+    return first in REFERRING_OPENERS
 
 
 def _speaker_matches(speaker: Span, pronoun: str | None) -> bool:

@@ -1,4 +1,4 @@
-"""The ``corpus`` source: BM25 over a local document collection.
+"""The ``corpus`` source: hybrid retrieval (BM25 and meaning) over a local document collection.
 
 A corpus is a JSONL file (optionally gzipped) of ``{"id", "title", "text",
 "url"?, "date"?}`` records, a folder of ``.txt`` / ``.md`` files, or one such
@@ -8,6 +8,17 @@ Documents are split into passages of whole sentences (at most ``passage_words``
 words) and indexed with bm25s; the index is saved under the cache folder, keyed
 by a hash of the corpus bytes and the passage settings, so it is built once per
 corpus.
+
+Retrieval is hybrid by default (``retrieval = "hybrid"``): the passages BM25 ranks
+best and those closest in meaning to the query (the cosine of their sentence
+embeddings, :mod:`factcheck.embed`) are fused by reciprocal rank (k = 60, over
+each ranking's top 50). On SciFact dev it finds the gold abstract in the top 3
+for 87% of the claims, against 84% for BM25 alone (``docs/evidence.md``).
+``"bm25"`` and ``"dense"`` use one ranking alone. The passage embeddings of the
+shipped corpus are shipped with it; a user's corpus is embedded on first use
+(with a progress bar on a terminal), saved under the cache folder beside its
+index, keyed by the corpus fingerprint and the encoder's digest, so an edited
+corpus or another encoder is embedded afresh.
 
 With no ``path``, the source searches the 5,183 SciFact abstracts shipped in
 the package (``factcheck/data/scifact-corpus.jsonl.gz``; ODC-By 1.0, see
@@ -25,11 +36,13 @@ import shutil
 import tempfile
 import threading
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from factcheck.dates import evidence_date
 from factcheck.errors import ConfigError, InputError
@@ -37,16 +50,22 @@ from factcheck.jsonl import read_records
 from factcheck.options import setting
 from factcheck.paths import cache_dir
 from factcheck.plugins.hookspecs import hookimpl
+from factcheck.ranking import MIN_PASSAGE_SIMILARITY, reciprocal_rank_fusion
 from factcheck.sources.base import Source
 from factcheck.text import english_stemmer, split_sentences
 from factcheck.types import Claim, Evidence
 from factcheck.usage import record_cache_hit, record_call
 
 SHIPPED_CORPUS = Path(__file__).resolve().parent.parent / "data" / "scifact-corpus.jsonl.gz"
+# The shipped corpus's passage embeddings (float16) and what they were computed from (corpus, encoder, texts).
+SHIPPED_EMBEDDINGS = SHIPPED_CORPUS.with_name("scifact-embeddings.npy")
 # What a reader is told judged a verdict (``judged_by``): the shipped corpus by name, with its domain.
 SHIPPED_CORPUS_NAME = "SciFact abstracts (5,183 biomedical research abstracts)"
 SHIPPED_CORPUS_DOMAIN = "biomedical"
-INDEX_FORMAT = "bm25s-2"  # bump when passages or tokenisation change, to invalidate saved indexes
+INDEX_FORMAT = "bm25s-3"  # bump when passages or tokenisation change (split_sentences too), to invalidate saved indexes
+EMBEDDING_FORMAT = "title. text/1"  # bump when the embedded text of a passage changes
+RETRIEVALS = ("hybrid", "bm25", "dense")
+FUSED_DEPTH = 50  # each ranking's top 50 are fused (factcheck.ranking.reciprocal_rank_fusion)
 FOLDER_SUFFIXES = (".txt", ".md")
 
 
@@ -130,12 +149,19 @@ def fingerprint(path: Path, max_words: int) -> str:
     return digest.hexdigest()[:24]
 
 
+def embedded_text(passage: Passage) -> str:
+    """What the encoder reads of a passage: its title (the document it comes from) and its text."""
+    return f"{passage.title}. {passage.text}" if passage.title else passage.text
+
+
 class CorpusIndex:
-    """BM25 over a corpus's passages, saved to and loaded from an index folder."""
+    """BM25 over a corpus's passages, saved to and loaded from an index folder, and (once
+    :meth:`embedded`) the passages' unit embeddings for ranking by meaning."""
 
     def __init__(self, passages: list[Passage], retriever: Any) -> None:
         self.passages = passages
         self.retriever = retriever
+        self.vectors: np.ndarray | None = None
 
     @classmethod
     def build(cls, passages: list[Passage]) -> CorpusIndex:
@@ -177,8 +203,8 @@ class CorpusIndex:
             raise ValueError(f"index in {folder} does not match its passages")
         return cls(passages, retriever)
 
-    def search(self, query: str, k: int) -> list[tuple[Passage, float]]:
-        """The ``k`` best passages for ``query`` with their BM25 scores (only those that match at all)."""
+    def by_words(self, query: str, k: int) -> list[tuple[int, float]]:
+        """The ``k`` best passages for ``query`` by BM25: (passage number, score), only those that match at all."""
         import bm25s
 
         tokens = bm25s.tokenize(
@@ -188,7 +214,34 @@ class CorpusIndex:
             return []
         k = min(k, len(self.passages))
         ids, scores = self.retriever.retrieve(tokens, k=k, show_progress=False, n_threads=1)
-        return [(self.passages[int(i)], float(s)) for i, s in zip(ids[0], scores[0], strict=True) if s > 0]
+        return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if s > 0]
+
+    def by_meaning(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """The ``k`` passages closest in meaning to a query's unit ``vector``: (passage number, cosine), only
+        those at least :data:`factcheck.ranking.MIN_PASSAGE_SIMILARITY` close."""
+        if self.vectors is None:
+            raise RuntimeError("the corpus index has no embeddings: open it with embedded=True")
+        cosines = self.vectors @ vector.astype(self.vectors.dtype)
+        k = min(k, len(self.passages))
+        best = np.argpartition(-cosines, k - 1)[:k]
+        ranked = best[np.argsort(-cosines[best], kind="stable")]
+        return [(int(i), float(cosines[i])) for i in ranked if cosines[i] >= MIN_PASSAGE_SIMILARITY]
+
+    def search(
+        self, query: str, k: int, retrieval: str = "bm25", vector: np.ndarray | None = None
+    ) -> list[tuple[Passage, float]]:
+        """The ``k`` best passages for ``query`` with their scores: BM25's, the cosine (``dense``, given the
+        query's ``vector``), or the reciprocal-rank fusion of both rankings (``hybrid``)."""
+        if retrieval == "bm25" or vector is None:
+            return [(self.passages[i], score) for i, score in self.by_words(query, k)]
+        if retrieval == "dense":
+            return [(self.passages[i], score) for i, score in self.by_meaning(vector, k)]
+        return [
+            (self.passages[i], score)
+            for i, score in reciprocal_rank_fusion(
+                [self.by_words(query, FUSED_DEPTH), self.by_meaning(vector, FUSED_DEPTH)]
+            )[:k]
+        ]
 
 
 def _stat_signature(path: Path) -> tuple[tuple[str, int, int], ...]:
@@ -224,15 +277,94 @@ def _load_cached(folder: Path) -> CorpusIndex | None:
     return index
 
 
-def open_index(path: Path, max_words: int) -> CorpusIndex:
-    """The index of a corpus: from memory, else from the on-disk cache, else built (and saved if possible)."""
+def _save_array(path: Path, array: np.ndarray) -> None:
+    """Write ``array`` to ``path`` atomically (a temporary file renamed into place); OSError if it cannot."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".npy", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            np.save(out, array)
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def embedding_stamp(key: str, digest: str) -> dict[str, Any]:
+    """What a set of passage embeddings was computed from: the corpus fingerprint, the encoder, the texts."""
+    return {"fingerprint": key, "embedder": digest, "format": EMBEDDING_FORMAT}
+
+
+def _shipped_embeddings(key: str, digest: str, count: int) -> np.ndarray | None:
+    """The embeddings shipped with the SciFact corpus, when they were computed from this very corpus and encoder."""
+    stamp = SHIPPED_EMBEDDINGS.with_suffix(".json")
+    if not (SHIPPED_EMBEDDINGS.is_file() and stamp.is_file()):
+        return None
+    if json.loads(stamp.read_text(encoding="utf-8")) != {**embedding_stamp(key, digest), "passages": count}:
+        return None
+    return np.load(SHIPPED_EMBEDDINGS)  # type: ignore[no-any-return]
+
+
+def embed_passages(passages: Sequence[Passage], label: str) -> np.ndarray:
+    """The passages' unit embeddings (float16), with a progress bar on a terminal: a corpus's first use."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from factcheck.embed import load_embedder
+
+    embedder = load_embedder()
+    console = Console(stderr=True)
+    columns = (TextColumn(f"embedding {label}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as progress:
+        task = progress.add_task("embed", total=len(passages))
+        vectors = embedder.encode([embedded_text(p) for p in passages], lambda n: progress.advance(task, n))
+    return vectors.astype(np.float16)
+
+
+def _attach_embeddings(index: CorpusIndex, key: str, label: str) -> None:
+    """Give ``index`` its passage embeddings: shipped, else saved in the cache, else computed (and saved)."""
+    from factcheck.embed import embedder_digest
+
+    digest = embedder_digest()
+    vectors = _shipped_embeddings(key, digest, len(index.passages))
+    saved = cache_dir() / "corpus-embeddings" / f"{key}-{digest[:16]}.npy"
+    if vectors is None and saved.is_file():
+        try:
+            vectors = np.load(saved)
+            if vectors.shape[0] != len(index.passages):
+                raise ValueError("passage count")
+            record_cache_hit("corpus-embeddings")
+        except (OSError, ValueError):  # a damaged or foreign cache entry is recomputed, never trusted
+            vectors = None
+    if vectors is None:
+        record_call("corpus-embeddings:build")
+        vectors = embed_passages(index.passages, label)
+        try:
+            _save_array(saved, vectors)
+        except OSError as exc:
+            warnings.warn(
+                f"factcheck: cannot cache the corpus embeddings in {saved} ({exc.strerror or exc}); "
+                "they will be computed again in the next process",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+    index.vectors = vectors
+
+
+def open_index(path: Path, max_words: int, embedded: bool = False) -> CorpusIndex:
+    """The index of a corpus: from memory, else from the on-disk cache, else built (and saved if possible);
+    ``embedded``: with its passage embeddings too (for ranking by meaning)."""
     with _indexes_lock:
         key = _cached_fingerprint(path, max_words)
         if key in _indexes:
-            return _indexes[key]
+            index = _indexes[key]
+            if embedded and index.vectors is None:
+                _attach_embeddings(index, key, path.name)
+            return index
         folder = cache_dir() / "corpus-index" / key
-        index = _load_cached(folder)
-        if index is None:
+        loaded = _load_cached(folder)
+        if loaded is not None:
+            index = loaded
+        else:
             record_call("corpus-index:build")
             index = CorpusIndex.build(load_passages(path, max_words))
             try:
@@ -244,16 +376,19 @@ def open_index(path: Path, max_words: int) -> CorpusIndex:
                     RuntimeWarning,
                     stacklevel=2,
                 )
+        if embedded:
+            _attach_embeddings(index, key, path.name)
         _indexes[key] = index
         return index
 
 
 @dataclass(frozen=True)
 class CorpusSource(Source):
-    """BM25 search over a local corpus (default: the shipped SciFact abstracts).
+    """Hybrid search over a local corpus (default: the shipped SciFact abstracts).
 
     Options: ``path`` (JSONL / JSONL.gz file or folder of .txt / .md),
-    ``top_k`` passages per claim, ``passage_words`` (passage size).
+    ``top_k`` passages per claim, ``passage_words`` (passage size), ``retrieval``
+    (``hybrid``: BM25 and meaning fused by reciprocal rank; ``bm25``; ``dense``).
     """
 
     name = "corpus"
@@ -261,6 +396,7 @@ class CorpusSource(Source):
     path: str | None = None
     top_k: int = setting(3, minimum=1)
     passage_words: int = setting(120, minimum=1)
+    retrieval: str = setting("hybrid", choices=RETRIEVALS)
 
     def __post_init__(self) -> None:
         super().__post_init__()  # the declared ranges
@@ -280,20 +416,37 @@ class CorpusSource(Source):
             return SHIPPED_CORPUS_NAME, SHIPPED_CORPUS_DOMAIN
         return Path(str(self.path)).name or str(self.path), None
 
+    @property
+    def embedded(self) -> bool:
+        """Whether the retrieval ranks by meaning (and so needs the passage embeddings)."""
+        return self.retrieval != "bm25"
+
     def cache_version(self) -> str:
-        """The corpus's content fingerprint: an edited corpus is searched afresh, never answered from the cache."""
-        return _cached_fingerprint(self.corpus_path, self.passage_words)
+        """The corpus's content fingerprint (and the encoder's, when ranking by meaning): an edited corpus or
+        another encoder is searched afresh, never answered from the cache."""
+        version = _cached_fingerprint(self.corpus_path, self.passage_words)
+        if self.embedded:
+            from factcheck.embed import embedder_digest
+
+            version += "-" + embedder_digest()[:16]
+        return version
 
     async def prepare(self) -> None:
-        """Open (or build) the index before the first claim, so corpus errors surface once, clearly."""
-        await asyncio.to_thread(open_index, self.corpus_path, self.passage_words)
+        """Open (or build, or embed) the index before the first claim, so corpus errors surface once, clearly."""
+        await asyncio.to_thread(open_index, self.corpus_path, self.passage_words, self.embedded)
 
     def search(self, claim: Claim) -> list[Evidence]:
         """Synchronous retrieval: the ``top_k`` best passages over all of the claim's queries."""
-        index = open_index(self.corpus_path, self.passage_words)
+        index = open_index(self.corpus_path, self.passage_words, self.embedded)
+        queries = list(claim.search_queries())
+        vectors: list[np.ndarray | None] = [None] * len(queries)
+        if self.embedded and queries:
+            from factcheck.embed import load_embedder
+
+            vectors = list(load_embedder().encode(queries))
         best: dict[tuple[str, str], tuple[Passage, float]] = {}
-        for query in claim.search_queries():
-            for passage, score in index.search(query, self.top_k):
+        for query, vector in zip(queries, vectors, strict=True):
+            for passage, score in index.search(query, self.top_k, self.retrieval, vector):
                 key = (passage.doc_id, passage.text)
                 if key not in best or score > best[key][1]:
                     best[key] = (passage, score)

@@ -8,23 +8,35 @@ quantised to int8 and shipped in the package (``factcheck/data/nli``); ``scripts
 ``docs/models/offline-nli.md`` is its model card. Running it needs
 ``onnxruntime`` and ``tokenizers`` only, no torch.
 
-How a claim is decided:
+How a claim is decided (issue 26; ``docs/evidence.md``):
 
-1. Split the retrieved passages into sentences (best passages first, at most
-   ``max_sentences``) and classify every (claim, sentence) pair, one pair at
-   a time by default (``batch_size``).
-2. The relevance gate: **abstain**, saying that no passage in the corpus
+1. **Sentences in context.** The retrieved passages are split into sentences
+   (at most ``max_sentences``, best passages first). A sentence that opens with
+   a pronoun or a bare definite reference ("It was completed in 1889.", "The
+   tower ...") is read after the sentence before it.
+2. **Relevance by meaning.** Every sentence, with its passage's title, is
+   embedded (:mod:`factcheck.embed`) and ranked by its cosine with the claim.
+   The ``read_sentences`` closest are classified, with a two-sentence window
+   around each of the ``windows`` closest; the best window can decide.
+3. **The relevance gate: abstain**, saying that no passage in the corpus
    addresses the claim, when no passage holds ``min_coverage`` of the claim's
-   content words (or ``min_shared`` of them, whichever is fewer: a long claim
-   is not asked for a third of its twenty words), or when the best
-   ``P(SUPPORTS) + P(REFUTES)`` of any
-   sentence is below ``min_relevance`` (NOT ENOUGH INFO dominates
-   everywhere). Both thresholds are calibrated on held-out training claims
-   (``scripts/tune_nli.py``; the model's ``nli.json`` records them).
-3. Otherwise the strongest support and the strongest refutation are compared:
-   the larger one gives the verdict, and its probability is the confidence.
-   The rationale quotes that sentence, and the judgment's evidence shows its
-   passage first.
+   content words (or ``min_shared`` of them, whichever is fewer), when no
+   sentence is as close to the claim as ``min_similarity`` ("the closest
+   sentence is off topic"), or when the best ``P(SUPPORTS) + P(REFUTES)`` of
+   the sentences on topic is below ``min_relevance``. The thresholds are
+   calibrated on held-out training claims and on claims outside the corpus's
+   coverage (``scripts/tune_relevance.py``; the model's ``nli.json`` records
+   them).
+4. **Weighing.** Only sentences on topic decide. Each side's strength is its
+   best probability times that sentence's similarity, so a sentence about the
+   claim outweighs an equally sure one about something near it; the stronger
+   side gives the verdict. The rationale quotes the unit that decided (a
+   sentence, with its antecedent, or a window), and the judgment's evidence
+   shows its passage first.
+5. **Confidence that means something.** The confidence comes from the
+   model's calibration (``nli.json``'s ``confidence``, fitted on held-out
+   claims): high only when the deciding evidence is sure, close to the claim,
+   and unopposed by a comparable counter-sentence.
 
 Evidence is only classified, never followed as instructions: text in a page
 can change what the model reads, not what it is asked.
@@ -35,6 +47,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -43,7 +56,9 @@ from typing import Any
 
 import numpy as np
 
+from factcheck.embed import embedder_digest, load_embedder
 from factcheck.errors import ConfigError
+from factcheck.extractors.decontext import needs_antecedent
 from factcheck.options import setting
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.text import split_sentences
@@ -56,6 +71,8 @@ SHIPPED_MODEL = Path(__file__).resolve().parent.parent / "data" / "nli"
 LABELS = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
 SUPPORTS, REFUTES, NEI = range(3)
 MODEL_FILES = ("model.onnx", "tokenizer.json", "nli.json")
+READING_FORMAT = "units-1"  # bump when what the model reads of the evidence changes
+MIN_CONFIDENCE = 0.05
 
 
 class NLIModel:
@@ -110,6 +127,7 @@ def softmax(logits: np.ndarray) -> np.ndarray:
 
 _models: dict[tuple[Path, int], NLIModel] = {}
 _digests: dict[tuple[Path, int, int], str] = {}
+_configs: dict[Path, dict[str, Any]] = {}
 _lock = threading.Lock()
 
 
@@ -120,6 +138,15 @@ def load_model(folder: Path, threads: int = 0) -> NLIModel:
         if key not in _models:
             _models[key] = NLIModel(key[0], threads)
         return _models[key]
+
+
+def model_config(folder: Path) -> dict[str, Any]:
+    """The model's nli.json (labels, temperature, gate, confidence calibration), read once per process."""
+    key = (folder / "nli.json").resolve()
+    with _lock:
+        if key not in _configs:
+            _configs[key] = json.loads(key.read_text(encoding="utf-8"))
+        return _configs[key]
 
 
 def model_digest(folder: Path) -> str:
@@ -161,38 +188,94 @@ NO_PASSAGE = "no passage in the corpus addresses this claim"
 
 
 @dataclass(frozen=True)
-class Reading:
-    """What the model read for one claim: each evidence sentence and its (S, R, NEI) probabilities,
-    and the evidence passages in the order they were retrieved."""
+class Unit:
+    """One piece of evidence the model reads, as it needs to be read to stand alone: a sentence (after the
+    sentence before it when it opens with a reference back, "It was completed in 1889."), or a window of two
+    sentences. ``similarity`` is how close it is in meaning to the claim: the cosine of their embeddings, the
+    passage's title read with it."""
 
-    sentences: tuple[tuple[Evidence, str], ...]
+    item: Evidence
+    text: str
+    similarity: float = 1.0
+    window: bool = False
+
+
+@dataclass(frozen=True)
+class Balance:
+    """The evidence weighed: the verdict, the unit that decides it, and the strength of the best unit on each
+    side (its probability times its similarity, over the units on topic)."""
+
+    verdict: bool
+    index: int
+    strength: float
+    counter: float
+    counter_index: int
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the model read for one claim: the units it classified (the closest in meaning first, then the
+    windows) with their (S, R, NEI) probabilities, and the evidence passages in the order they were retrieved."""
+
+    units: tuple[Unit, ...]
     probs: np.ndarray
     evidence: tuple[Evidence, ...] = ()
     coverage: float = 1.0  # the largest share of the claim's content words that one passage holds
     shared: int = 0  # the largest number of the claim's content words that one passage holds
+    read: int = 0  # how many sentences were ranked by meaning (the units are the closest of them)
 
     @property
-    def relevance(self) -> float:
-        """The best ``P(SUPPORTS) + P(REFUTES)`` of any sentence: how much the evidence bears on the claim."""
-        return float((1.0 - self.probs[:, NEI]).max()) if len(self.probs) else 0.0
+    def similarities(self) -> np.ndarray:
+        return np.array([unit.similarity for unit in self.units], dtype=np.float64)
 
-    def strongest(self, label: int) -> tuple[float, int]:
-        """The highest probability of ``label`` over the sentences, and that sentence's index."""
-        index = int(self.probs[:, label].argmax())
-        return float(self.probs[index, label]), index
+    @property
+    def closest(self) -> int:
+        """The index of the unit closest in meaning to the claim."""
+        return int(self.similarities.argmax())
 
-    def decisive(self) -> tuple[bool, float, int]:
-        """(verdict, probability, sentence index): the stronger of the best support and the best refutation
-        (support wins a tie), its probability, and the sentence that has it: the sentence that decides."""
-        support, refute = self.strongest(SUPPORTS), self.strongest(REFUTES)
-        verdict = support[0] >= refute[0]
-        p, index = support if verdict else refute
-        return verdict, p, index
+    def on_topic(self, min_similarity: float) -> np.ndarray:
+        """Which units are about the claim: similarity at least ``min_similarity``."""
+        return self.similarities >= min_similarity
+
+    def relevance(self, min_similarity: float = 0.0) -> float:
+        """The best ``P(SUPPORTS) + P(REFUTES)`` of a unit on topic: how much the evidence bears on the claim."""
+        mask = self.on_topic(min_similarity)
+        return float((1.0 - self.probs[mask, NEI]).max()) if mask.any() else 0.0
+
+    def weigh(self, min_similarity: float = 0.0) -> Balance:
+        """Weigh the units on topic: each side's strength is its best probability times that unit's similarity,
+        so a sentence closer to the claim outweighs an equally sure one further from it; the stronger side
+        decides (support wins a tie)."""
+        mask = self.on_topic(min_similarity)
+        weighted = self.probs[:, :2] * self.similarities[:, None] * mask[:, None]
+        support, refute = int(weighted[:, SUPPORTS].argmax()), int(weighted[:, REFUTES].argmax())
+        s, r = float(weighted[support, SUPPORTS]), float(weighted[refute, REFUTES])
+        if s >= r:
+            return Balance(True, support, s, r, refute)
+        return Balance(False, refute, r, s, support)
 
     def deciding_first(self, index: int) -> tuple[Evidence, ...]:
-        """The evidence passages with the one holding sentence ``index`` first, the rest in retrieved order."""
-        item = self.sentences[index][0]
+        """The evidence passages with the one holding unit ``index`` first, the rest in retrieved order."""
+        item = self.units[index].item
         return (item, *(e for e in self.evidence if e is not item))
+
+
+def passage_units(item: Evidence, sentences: Sequence[str]) -> list[str]:
+    """Each sentence of a passage as it is read: after the sentence before it when it opens with a pronoun or a
+    bare definite reference (:func:`factcheck.extractors.decontext.needs_antecedent`)."""
+    return [
+        f"{sentences[i - 1]} {sentence}" if i and needs_antecedent(sentence) else sentence
+        for i, sentence in enumerate(sentences)
+    ]
+
+
+def titled(item: Evidence, text: str) -> str:
+    """What the encoder reads of a unit: its passage's title, then the unit."""
+    return f"{item.title}. {text}" if item.title else text
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x))
 
 
 @dataclass(frozen=True)
@@ -200,13 +283,18 @@ class NLIVerifier(Verifier):
     """Offline natural-language-inference verifier (ONNX MiniLM cross-encoder).
 
     Options: ``model`` (a folder with model.onnx, tokenizer.json and nli.json;
-    default: the shipped model); the relevance gate, ``min_relevance`` (abstain
-    when no sentence's P(SUPPORTS) + P(REFUTES) reaches it) and ``min_coverage``
-    (abstain when no passage holds this share of the claim's content words)
-    with ``min_shared`` (or this many of them, whichever is fewer), all
-    calibrated for the shipped model (its nli.json's ``gate`` records them);
-    ``max_sentences`` read per claim, ``batch_size``, ``threads`` (onnxruntime
-    intra-op threads; 0: its default).
+    default: the shipped model); the relevance gate, ``min_similarity`` (a
+    sentence closer in meaning to the claim than this may decide; abstain when
+    none is), ``min_relevance`` (abstain when no such sentence's P(SUPPORTS) +
+    P(REFUTES) reaches it) and ``min_coverage`` (abstain when no passage holds
+    this share of the claim's content words) with ``min_shared`` (or this many
+    of them, whichever is fewer), all calibrated for the shipped model (its
+    nli.json's ``gate`` records them); ``max_sentences`` ranked by meaning per
+    claim, of which the ``read_sentences`` closest are classified, with
+    ``windows`` two-sentence windows around the closest; ``calibrated``
+    (confidence from the model's calibration, else the bare probability) and
+    ``calibration`` (the weight of the margin, in place of the model's);
+    ``batch_size``, ``threads`` (onnxruntime intra-op threads; 0: its default).
     """
 
     name = "nli"
@@ -215,10 +303,15 @@ class NLIVerifier(Verifier):
     model: str | None = None
     # The gate calibrated for the shipped model on held-out training claims (its nli.json records it);
     # re-tune it with scripts/tune_nli.py for another model.
+    min_similarity: float = setting(0.55, minimum=-1, maximum=1)
     min_relevance: float = setting(0.3, minimum=0, maximum=1)
     min_coverage: float = setting(0.5, minimum=0, maximum=1)
     min_shared: int = setting(3, minimum=1)
     max_sentences: int = setting(48, minimum=1)
+    read_sentences: int = setting(12, minimum=1)
+    windows: int = setting(3, minimum=0, zero="no windows")
+    calibrated: bool = True
+    calibration: float | None = setting(None, minimum=0, min_open=True)  # the margin's weight; None: nli.json's
     # Pair by pair: no padding, and no batch-mate moves a probability (int8 scales per batch).
     batch_size: int = setting(1, minimum=1)
     threads: int = setting(0, minimum=0, zero="onnxruntime's default")
@@ -233,35 +326,82 @@ class NLIVerifier(Verifier):
         return Path(self.model).expanduser() if self.model else SHIPPED_MODEL
 
     def cache_version(self) -> str:
-        """The model file's digest: a retrained model never reuses the old one's judgments."""
-        return model_digest(self.model_folder)
+        """The model's and the encoder's digests and the reading's format: a retrained model, another encoder
+        or another way of reading never reuses the old judgments."""
+        return f"{model_digest(self.model_folder)}-{embedder_digest()[:16]}-{READING_FORMAT}"
 
     async def prepare(self) -> None:
-        """Load the model once, before the first claim, so a broken install is reported once, clearly."""
+        """Load the models once, before the first claim, so a broken install is reported once, clearly."""
         await asyncio.to_thread(load_model, self.model_folder, self.threads)
+        await asyncio.to_thread(load_embedder, None, self.threads)
+
+    def units_of(self, claim: Claim, evidence: Sequence[Evidence]) -> tuple[list[Unit], int]:
+        """The units to classify: every sentence (at most ``max_sentences``) ranked by meaning against the
+        claim, the ``read_sentences`` closest kept, then a window of two sentences for each of the ``windows``
+        closest. Also how many sentences were ranked."""
+        ranked: list[tuple[Evidence, str, str | None]] = []  # (passage, unit text, the next sentence)
+        for item in evidence:
+            sentences = [sentence for sentence in split_sentences(item.text) if len(sentence) > 1]
+            texts = passage_units(item, sentences)
+            ranked.extend(
+                (item, text, sentences[i + 1] if i + 1 < len(sentences) else None) for i, text in enumerate(texts)
+            )
+        ranked = ranked[: self.max_sentences]
+        if not ranked:
+            return [], 0
+        embedder = load_embedder(None, self.threads)
+        similarities = embedder.similarities(claim.text, [titled(item, text) for item, text, _ in ranked])
+        order = [int(i) for i in np.argsort(-similarities, kind="stable")]
+        units = [Unit(ranked[i][0], ranked[i][1], float(similarities[i])) for i in order[: self.read_sentences]]
+        windows = [
+            (ranked[i][0], f"{ranked[i][1]} {ranked[i][2]}") for i in order[: self.windows] if ranked[i][2] is not None
+        ]
+        if windows:
+            closeness = embedder.similarities(claim.text, [titled(item, text) for item, text in windows])
+            units += [
+                Unit(item, text, float(c), window=True) for (item, text), c in zip(windows, closeness, strict=True)
+            ]
+        return units, len(ranked)
 
     def read(self, claim: Claim, evidence: Sequence[Evidence]) -> Reading:
-        """Classify ``claim`` against every evidence sentence (best passages first, at most ``max_sentences``)."""
-        sentences = [
-            (item, sentence) for item in evidence for sentence in split_sentences(item.text) if len(sentence) > 1
-        ][: self.max_sentences]
-        if not sentences:
+        """Classify ``claim`` against the units of the evidence that are closest to it in meaning."""
+        units, ranked = self.units_of(claim, evidence)
+        if not units:
             return Reading((), np.zeros((0, len(LABELS))), tuple(evidence), 0.0)
         model = load_model(self.model_folder, self.threads)
-        probs = model.probabilities([(claim.text, sentence) for _, sentence in sentences], self.batch_size)
-        record_call("nli:pairs", len(sentences))
+        probs = model.probabilities([(claim.text, unit.text) for unit in units], self.batch_size)
+        record_call("nli:pairs", len(units))
         share, shared = word_overlap(claim.text, evidence)
-        return Reading(tuple(sentences), probs, tuple(evidence), share, shared)
+        return Reading(tuple(units), probs, tuple(evidence), share, shared, ranked)
+
+    def confidence(self, balance: Balance, p: float) -> float:
+        """How sure the verdict is: the chance it is right, ``P = sigmoid(margin * (strength - counter))``, read
+        as how far that stands from a coin toss, ``2P - 1``. ``margin`` is the model's calibration (nli.json's
+        ``confidence``, fitted on held-out claims) or the ``calibration`` option. There is no constant term:
+        evidence that weighs as much against the verdict as for it gives no confidence, whatever the share of
+        true claims was in the claims it was fitted on. A verdict keeps at least 0.05, so that its claim's score
+        stays on its side of 0.5. Without a calibration, or with ``calibrated = false``, the deciding
+        probability ``p`` itself."""
+        if not self.calibrated:
+            return p
+        margin = self.calibration
+        if margin is None:
+            fitted = model_config(self.model_folder).get("confidence")
+            if not fitted:
+                return p
+            margin = float(fitted["margin"])
+        right = _sigmoid(margin * (balance.strength - balance.counter))
+        return min(1.0, max(MIN_CONFIDENCE, 2 * right - 1))
 
     def decide(self, reading: Reading) -> Assessment:
         """The verdict on a :class:`Reading`: abstain when no passage addresses the claim (coverage below
-        ``min_coverage`` or relevance below ``min_relevance``), else the stronger of the best support and
-        the best refutation, with its probability as the confidence. The rationale quotes that sentence,
+        ``min_coverage``, no sentence as close as ``min_similarity``, or relevance below ``min_relevance``),
+        else the stronger side of the units on topic (:meth:`Reading.weigh`), with a confidence that is high
+        only when the deciding unit is sure, close to the claim, and unopposed. The rationale quotes that unit,
         and its passage comes first in the judgment's evidence."""
-        if not reading.sentences:
+        if not reading.units:
             return Assessment(None, 0.0, "no evidence retrieved")
-        support, refute = reading.strongest(SUPPORTS), reading.strongest(REFUTES)
-        min_relevance, min_coverage = self.min_relevance, self.min_coverage
+        min_similarity, min_relevance, min_coverage = self.min_similarity, self.min_relevance, self.min_coverage
         if reading.coverage < min_coverage and reading.shared < self.min_shared:
             return Assessment(
                 None,
@@ -269,22 +409,40 @@ class NLIVerifier(Verifier):
                 f"{NO_PASSAGE}: the best passage holds {reading.coverage:.0%} of its content words "
                 f"(at least {min_coverage:.0%}, or {self.min_shared} words, needed)",
             )
-        if reading.relevance < min_relevance:
+        closest = reading.units[reading.closest]
+        if closest.similarity < min_similarity:
             return Assessment(
                 None,
                 0.0,
-                f"{NO_PASSAGE}: NOT ENOUGH INFO in all {len(reading.sentences)} sentences read "
-                f"(relevance {_below(reading.relevance, min_relevance)} < {min_relevance:g}; "
-                f"best P(supports) {support[0]:.2f}, P(refutes) {refute[0]:.2f})",
+                f"{NO_PASSAGE}: the closest sentence is off topic (similarity "
+                f'{_below(closest.similarity, min_similarity)} < {min_similarity:g}): "{_quote(closest.text)}"',
             )
-        verdict, p, index = reading.decisive()
-        item, sentence = reading.sentences[index]
-        label = LABELS[SUPPORTS if verdict else REFUTES]
-        rationale = f'{label} (p={p:.2f}) by ({item.title or item.source}): "{_quote(sentence)}"'
-        other = refute[0] if verdict else support[0]
-        if other >= 0.3:
-            rationale += f"; the strongest {'refutation' if verdict else 'support'} has p={other:.2f}"
-        return Assessment(verdict, round(p, 4), rationale, evidence=reading.deciding_first(index))
+        relevance = reading.relevance(min_similarity)
+        if relevance < min_relevance:
+            on_topic = reading.on_topic(min_similarity)
+            best = reading.probs[on_topic].max(axis=0)
+            return Assessment(
+                None,
+                0.0,
+                f"{NO_PASSAGE}: NOT ENOUGH INFO in all {int(on_topic.sum())} sentences on topic "
+                f"(relevance {_below(relevance, min_relevance)} < {min_relevance:g}; "
+                f"best P(supports) {best[SUPPORTS]:.2f}, P(refutes) {best[REFUTES]:.2f})",
+            )
+        balance = reading.weigh(min_similarity)
+        unit = reading.units[balance.index]
+        label = SUPPORTS if balance.verdict else REFUTES
+        p = float(reading.probs[balance.index, label])
+        rationale = (
+            f"{LABELS[label]} (p={p:.2f}, similarity {unit.similarity:.2f}) by "
+            f'({unit.item.title or unit.item.source}): "{_quote(unit.text)}"'
+        )
+        other = float(reading.probs[balance.counter_index, REFUTES if balance.verdict else SUPPORTS])
+        if other >= 0.3 and balance.counter > 0:
+            rationale += f"; the strongest {'refutation' if balance.verdict else 'support'} has p={other:.2f}"
+        confidence = self.confidence(balance, p)
+        return Assessment(
+            balance.verdict, round(confidence, 4), rationale, evidence=reading.deciding_first(balance.index)
+        )
 
     def assess(self, claim: Claim, evidence: Sequence[Evidence]) -> Assessment:
         """Synchronous judgment (the async :meth:`judge` runs it in a worker thread)."""

@@ -1,0 +1,110 @@
+"""Sentence embeddings: all-MiniLM-L6-v2 as int8 ONNX, run with onnxruntime (no torch).
+
+The encoder maps a text to a unit vector of 384 numbers; the cosine of two vectors (their dot
+product) says how close the texts are in meaning. It serves two uses (issue 26):
+
+- hybrid retrieval: the ``corpus`` source ranks passages by meaning beside BM25
+  (:mod:`factcheck.sources.corpus`), and the web-page reader picks a page's passages the same way
+  (:func:`factcheck.pages.select_passages`);
+- relevance by meaning: the ``nli`` verifier lets only sentences about the claim decide.
+
+The model is sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), the checkpoint the shipped NLI
+model was fine-tuned from, exported by ``scripts/export_embedder.py`` and shipped in
+``factcheck/data/embedder`` (22.8 MB). Nothing is downloaded at run time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from factcheck.errors import ConfigError
+
+SHIPPED_EMBEDDER = Path(__file__).resolve().parent / "data" / "embedder"
+EMBEDDER_FILES = ("embedder.onnx", "tokenizer.json", "embedder.json")
+BATCH = 32
+
+
+class Embedder:
+    """The ONNX sentence encoder and its tokenizer: ``encode(texts)`` -> unit vectors, one row a text."""
+
+    def __init__(self, folder: Path, threads: int = 0) -> None:
+        missing = [name for name in EMBEDDER_FILES if not (folder / name).is_file()]
+        if missing:
+            raise ConfigError(f"embedder: folder {folder} lacks {', '.join(missing)}")
+        try:
+            import onnxruntime
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise ConfigError(
+                f"embedder: needs onnxruntime and tokenizers ({exc}): pip install onnxruntime tokenizers"
+            ) from None
+        config = json.loads((folder / "embedder.json").read_text(encoding="utf-8"))
+        self.dimension = int(config["dimension"])
+        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self.tokenizer.enable_truncation(max_length=int(config.get("max_length", 256)))
+        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        options = onnxruntime.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
+        self.session = onnxruntime.InferenceSession(
+            str(folder / "embedder.onnx"), options, providers=["CPUExecutionProvider"]
+        )
+        self.digest = embedder_digest(folder)
+
+    def encode(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
+        """Unit vectors (float32, one row per text, in the given order). Texts are batched by length,
+        so that little padding is computed; ``progress`` is told how many texts each batch encoded."""
+        matrix = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        order = np.argsort([len(text) for text in texts], kind="stable")
+        for start in range(0, len(texts), BATCH):
+            chosen = order[start : start + BATCH]
+            encodings = self.tokenizer.encode_batch([texts[i] for i in chosen])
+            feed = {
+                "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
+                "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
+            }
+            (vectors,) = self.session.run(["embedding"], feed)
+            matrix[chosen] = vectors
+            if progress is not None:
+                progress(len(chosen))
+        return matrix
+
+    def similarities(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        """The cosine of ``query`` with each of ``texts`` (one number per text)."""
+        if not texts:
+            return np.zeros(0, dtype=np.float32)
+        vectors = self.encode([query, *texts])
+        return vectors[1:] @ vectors[0]  # type: ignore[no-any-return]
+
+
+_embedders: dict[tuple[Path, int], Embedder] = {}
+_digests: dict[tuple[Path, int, int], str] = {}
+_lock = threading.Lock()
+_digest_lock = threading.Lock()  # apart from _lock: loading a model computes its digest
+
+
+def embedder_digest(folder: Path | None = None) -> str:
+    """SHA-256 of the encoder file (recomputed only when its size or modification time changes): what
+    embeddings computed by it, and judgments that used them, are keyed by."""
+    path = ((folder or SHIPPED_EMBEDDER) / "embedder.onnx").resolve()
+    stat = path.stat()
+    key = (path, stat.st_size, stat.st_mtime_ns)
+    with _digest_lock:
+        if key not in _digests:
+            _digests[key] = hashlib.sha256(path.read_bytes()).hexdigest()
+        return _digests[key]
+
+
+def load_embedder(folder: Path | None = None, threads: int = 0) -> Embedder:
+    """The encoder in ``folder`` (default: the shipped one), loaded once per process."""
+    key = ((folder or SHIPPED_EMBEDDER).resolve(), threads)
+    with _lock:
+        if key not in _embedders:
+            _embedders[key] = Embedder(key[0], threads)
+        return _embedders[key]
