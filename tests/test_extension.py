@@ -642,6 +642,7 @@ def test_a_checked_selection_shows_verdict_legend_evidence_and_highlights(
     # Weak verdicts (the two agents disagree on statins) are marked weak; the others are not.
     weak = [0.25 < c["score"] < 0.75 if c["score"] is not None else False for c in expected["claims"]]
     assert any(weak) and not all(weak)
+    assert [c["strength"] == "weak" for c in expected["claims"]] == weak  # the server says so by the same rule
     assert [c["weak"] for c in view["claims"]] == weak
     assert [c["strength"] for c in view["claims"]] == ["weak" if w else None for w in weak]
     for shown, claim in zip(view["claims"], expected["claims"], strict=True):

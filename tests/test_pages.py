@@ -260,6 +260,18 @@ def test_select_passages_ranks_by_the_claim_and_skips_headings() -> None:
     assert select_passages(passages, ["zebra giraffe"]) == []
 
 
+def test_select_passages_finds_by_meaning_a_passage_that_shares_no_word_with_the_claim() -> None:
+    # Hybrid ranking: "acetylsalicylic acid" and "myocardial infarction" are the claim's aspirin and heart attack.
+    passages = [
+        "We use cookies to improve your experience. Accept all cookies to continue.",
+        "Daily acetylsalicylic acid cut the rate of myocardial infarction by a third in the trial.",
+        "Subscribe to our newsletter for the latest headlines.",
+    ]
+    claim = "Aspirin lowers the risk of heart attacks."
+    assert select_passages(passages, [claim], k=1) == [passages[1]]
+    assert select_passages(passages, [claim], k=3) == [passages[1]]  # boilerplate is never close enough
+
+
 def test_read_pages_zero_sends_no_page_request(server: FakeServer) -> None:
     server.route("GET", "/article", lambda r: html("news_article.html"))
     results(server, "/article")

@@ -239,7 +239,8 @@ def test_hook_register_scorers() -> None:
     with registered(Pessimist()):
         assert "pessimist" in factcheck.get_scorers()
         result = CliRunner().invoke(
-            cli, ["check", "Vitamin D reduces fractures in older adults.", "--scorer", "pessimist", "--format", "json"]
+            cli,
+            ["check", "Obesity increases the risk of type 2 diabetes.", "--scorer", "pessimist", "--format", "json"],
         )
         assert result.exit_code == 0, result.output
         assert '"score": 0.0' in result.output

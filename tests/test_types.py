@@ -184,3 +184,26 @@ def test_label_parse_accepts_dataset_spellings() -> None:
     assert Label.parse("PARTLY") is Label.PARTLY_TRUE
     assert Label.parse("partly_true") is Label.PARTLY_TRUE
     assert Label.parse("true") is Label.TRUE
+
+
+@pytest.mark.parametrize(
+    ("score", "expected"),
+    [(None, None), (0.5, "weak"), (0.74, "weak"), (0.26, "weak"), (0.75, "strong"), (0.1, "strong")],
+)
+def test_one_rule_says_whether_a_verdict_is_weak_in_the_json_and_the_report(score, expected) -> None:  # type: ignore[no-untyped-def]
+    from io import StringIO
+
+    from rich.console import Console
+
+    from factcheck.report import render
+
+    claim = ClaimVerdict(Claim("c1", "t"), (), score=score, label=Label.UNVERIFIED if score is None else Label.TRUE)
+    assert claim.strength == expected and claim.to_dict()["strength"] == expected
+    label = Label.UNVERIFIED if score is None else Label.TRUE
+    text = TextVerdict("t", (claim,), score=score, label=label)
+    # A TRUE or FALSE text is as sure as its least sure claim; another label has no strength.
+    assert text.to_dict()["strength"] == (None if score is None else expected)
+    out = StringIO()
+    render(text, Console(file=out, width=120))
+    assert (", weak" in out.getvalue()) == (expected == "weak")
+    assert TextVerdict.from_dict(json.loads(json.dumps(text.to_dict()))).claims[0].strength == expected

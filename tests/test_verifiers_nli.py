@@ -16,6 +16,7 @@ import pytest
 
 from factcheck import Claim, ConfigError, Evidence
 from factcheck.text import split_sentences
+from factcheck.types import strength
 from factcheck.verifiers.nli import (
     LABELS,
     NEI,
@@ -291,7 +292,9 @@ def test_the_model_card_numbers_come_with_the_model() -> None:
     assert config["labels"] == list(LABELS)
     assert 0.5 <= config["temperature"] <= 5
     assert set(config["gate"]) == {"min_similarity", "min_relevance", "min_coverage", "min_shared"}
-    assert set(config["confidence"]) == {"margin"} and config["confidence"]["margin"] > 0
+    assert (
+        set(config["confidence"]) == {"probability", "comparable_counter"} and config["confidence"]["probability"] > 0
+    )
     assert (SHIPPED_MODEL / "model.onnx").stat().st_size < 30e6
 
 
@@ -378,7 +381,7 @@ def test_a_closer_sentence_outweighs_an_equally_sure_one_further_from_the_claim(
     assert "; the strongest refutation has p=0.94" in result.rationale  # the counter-sentence is shown
 
 
-def test_a_verdict_is_strong_only_when_its_evidence_is_sure_close_and_unopposed() -> None:
+def test_a_verdict_is_strong_only_when_its_evidence_is_sure_and_unopposed() -> None:
     verifier = NLIVerifier(min_similarity=0.55)
 
     def confidence(*rows: tuple[str, float, tuple[float, float, float]]) -> float:
@@ -389,9 +392,12 @@ def test_a_verdict_is_strong_only_when_its_evidence_is_sure_close_and_unopposed(
     strong = confidence(("s", 0.9, (0.97, 0.01, 0.02)))
     opposed = confidence(("s", 0.9, (0.97, 0.01, 0.02)), ("r", 0.9, (0.01, 0.9, 0.09)))
     unsure = confidence(("s", 0.9, (0.55, 0.05, 0.40)))
-    distant = confidence(("s", 0.56, (0.97, 0.01, 0.02)))
-    assert strong > max(opposed, unsure, distant)
-    assert min(strong, opposed, unsure, distant) >= 0.05  # a verdict's score stays on its side of 0.5
+    faint = confidence(("s", 0.9, (0.3, 0.05, 0.65)))
+    assert strong > unsure > faint and strong > opposed
+    assert strength((1 + strong) / 2) == "strong"
+    # A comparable counter-sentence makes the verdict weak, however sure its own sentence is.
+    assert strength((1 + opposed) / 2) == "weak"
+    assert min(strong, opposed, unsure, faint) >= 0.05  # a verdict's score stays on its side of 0.5
 
 
 def test_a_sentence_that_opens_with_a_pronoun_is_read_after_its_antecedent() -> None:

@@ -441,9 +441,9 @@ class CorpusSource(Source):
         queries = list(claim.search_queries())
         vectors: list[np.ndarray | None] = [None] * len(queries)
         if self.embedded and queries:
-            from factcheck.embed import load_embedder
+            from factcheck.embed import ONE_AT_A_TIME, load_embedder
 
-            vectors = list(load_embedder().encode(queries))
+            vectors = list(load_embedder().encode(queries, batch_size=ONE_AT_A_TIME))
         best: dict[tuple[str, str], tuple[Passage, float]] = {}
         for query, vector in zip(queries, vectors, strict=True):
             for passage, score in index.search(query, self.top_k, self.retrieval, vector):

@@ -35,8 +35,8 @@ How a claim is decided (issue 26; ``docs/evidence.md``):
    shows its passage first.
 5. **Confidence that means something.** The confidence comes from the
    model's calibration (``nli.json``'s ``confidence``, fitted on held-out
-   claims): high only when the deciding evidence is sure, close to the claim,
-   and unopposed by a comparable counter-sentence.
+   claims) of the deciding probability, and a verdict with a comparable
+   counter-sentence is at most weak.
 
 Evidence is only classified, never followed as instructions: text in a page
 can change what the model reads, not what it is asked.
@@ -73,6 +73,8 @@ SUPPORTS, REFUTES, NEI = range(3)
 MODEL_FILES = ("model.onnx", "tokenizer.json", "nli.json")
 READING_FORMAT = "units-1"  # bump when what the model reads of the evidence changes
 MIN_CONFIDENCE = 0.05
+COMPARABLE_COUNTER = 0.75  # the other side weighs at least this share of the verdict's: a comparable counter
+WEAK_CAP = 0.45  # the most confidence a verdict with a comparable counter keeps: weak (factcheck.types.strength)
 
 
 class NLIModel:
@@ -104,6 +106,10 @@ class NLIModel:
             str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"]
         )
         self.inputs = {i.name for i in self.session.get_inputs()}
+
+    def fits(self, claim: str, texts: Sequence[str]) -> list[bool]:
+        """Whether the model reads each ``(claim, text)`` pair whole, within its ``max_length`` tokens."""
+        return [not encoding.overflowing for encoding in self.tokenizer.encode_batch([(claim, t) for t in texts])]
 
     def probabilities(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> np.ndarray:
         """Calibrated label probabilities, one row per (claim, evidence) pair."""
@@ -260,12 +266,18 @@ class Reading:
         return (item, *(e for e in self.evidence if e is not item))
 
 
-def passage_units(item: Evidence, sentences: Sequence[str]) -> list[str]:
-    """Each sentence of a passage as it is read: after the sentence before it when it opens with a pronoun or a
-    bare definite reference (:func:`factcheck.extractors.decontext.needs_antecedent`)."""
+def passage_units(sentences: Sequence[str]) -> list[tuple[str, str, str | None]]:
+    """Each sentence of a passage (of more than one character) as ``(sentence, in context, the next sentence)``:
+    in context, after the sentence before it when it opens with a pronoun or a bare definite reference
+    (:func:`factcheck.extractors.decontext.needs_antecedent`)."""
+    kept = [sentence for sentence in sentences if len(sentence) > 1]
     return [
-        f"{sentences[i - 1]} {sentence}" if i and needs_antecedent(sentence) else sentence
-        for i, sentence in enumerate(sentences)
+        (
+            sentence,
+            f"{kept[i - 1]} {sentence}" if i and needs_antecedent(sentence) else sentence,
+            kept[i + 1] if i + 1 < len(kept) else None,
+        )
+        for i, sentence in enumerate(kept)
     ]
 
 
@@ -293,7 +305,7 @@ class NLIVerifier(Verifier):
     claim, of which the ``read_sentences`` closest are classified, with
     ``windows`` two-sentence windows around the closest; ``calibrated``
     (confidence from the model's calibration, else the bare probability) and
-    ``calibration`` (the weight of the margin, in place of the model's);
+    ``calibration`` (the weight of the deciding probability, in place of the model's);
     ``batch_size``, ``threads`` (onnxruntime intra-op threads; 0: its default).
     """
 
@@ -311,7 +323,7 @@ class NLIVerifier(Verifier):
     read_sentences: int = setting(12, minimum=1)
     windows: int = setting(3, minimum=0, zero="no windows")
     calibrated: bool = True
-    calibration: float | None = setting(None, minimum=0, min_open=True)  # the margin's weight; None: nli.json's
+    calibration: float | None = setting(None, minimum=0, min_open=True)  # the probability's weight; None: nli.json's
     # Pair by pair: no padding, and no batch-mate moves a probability (int8 scales per batch).
     batch_size: int = setting(1, minimum=1)
     threads: int = setting(0, minimum=0, zero="onnxruntime's default")
@@ -336,32 +348,37 @@ class NLIVerifier(Verifier):
         await asyncio.to_thread(load_embedder, None, self.threads)
 
     def units_of(self, claim: Claim, evidence: Sequence[Evidence]) -> tuple[list[Unit], int]:
-        """The units to classify: every sentence (at most ``max_sentences``) ranked by meaning against the
-        claim, the ``read_sentences`` closest kept, then a window of two sentences for each of the ``windows``
-        closest. Also how many sentences were ranked."""
-        ranked: list[tuple[Evidence, str, str | None]] = []  # (passage, unit text, the next sentence)
-        for item in evidence:
-            sentences = [sentence for sentence in split_sentences(item.text) if len(sentence) > 1]
-            texts = passage_units(item, sentences)
-            ranked.extend(
-                (item, text, sentences[i + 1] if i + 1 < len(sentences) else None) for i, text in enumerate(texts)
-            )
-        ranked = ranked[: self.max_sentences]
+        """The units to classify: every sentence (at most ``max_sentences``, with its antecedent when it needs
+        one) ranked by meaning against the claim, the ``read_sentences`` closest kept, then a window of two
+        sentences for each of the ``windows`` closest. A text the model could not read whole with the claim
+        is never made: an antecedent that would push the sentence itself out is dropped, and such a window is
+        not formed. Also how many sentences were ranked."""
+        ranked = [
+            (item, sentence, in_context, following)
+            for item in evidence
+            for sentence, in_context, following in passage_units(split_sentences(item.text))
+        ][: self.max_sentences]
         if not ranked:
             return [], 0
-        embedder = load_embedder(None, self.threads)
-        similarities = embedder.similarities(claim.text, [titled(item, text) for item, text, _ in ranked])
-        order = [int(i) for i in np.argsort(-similarities, kind="stable")]
-        units = [Unit(ranked[i][0], ranked[i][1], float(similarities[i])) for i in order[: self.read_sentences]]
-        windows = [
-            (ranked[i][0], f"{ranked[i][1]} {ranked[i][2]}") for i in order[: self.windows] if ranked[i][2] is not None
+        model = load_model(self.model_folder, self.threads)
+        fits = model.fits(claim.text, [in_context for _, _, in_context, _ in ranked])
+        texts = [
+            in_context if fit else sentence for (_, sentence, in_context, _), fit in zip(ranked, fits, strict=True)
         ]
-        if windows:
-            closeness = embedder.similarities(claim.text, [titled(item, text) for item, text in windows])
-            units += [
-                Unit(item, text, float(c), window=True) for (item, text), c in zip(windows, closeness, strict=True)
-            ]
-        return units, len(ranked)
+        embedder = load_embedder(None, self.threads)
+        similarities = embedder.similarities(
+            claim.text, [titled(r[0], text) for r, text in zip(ranked, texts, strict=True)]
+        )
+        order = [int(i) for i in np.argsort(-similarities, kind="stable")]
+        units = [Unit(ranked[i][0], texts[i], float(similarities[i])) for i in order[: self.read_sentences]]
+        # A window is as close to the claim as its closer sentence: no second pass of the encoder.
+        windows = [
+            Unit(ranked[i][0], f"{texts[i]} {ranked[i][3]}", float(max(similarities[i], similarities[i + 1])), True)
+            for i in order[: self.windows]
+            if ranked[i][3] is not None and i + 1 < len(ranked)
+        ]
+        fits = model.fits(claim.text, [unit.text for unit in windows])
+        return units + [unit for unit, fit in zip(windows, fits, strict=True) if fit], len(ranked)
 
     def read(self, claim: Claim, evidence: Sequence[Evidence]) -> Reading:
         """Classify ``claim`` against the units of the evidence that are closest to it in meaning."""
@@ -375,23 +392,24 @@ class NLIVerifier(Verifier):
         return Reading(tuple(units), probs, tuple(evidence), share, shared, ranked)
 
     def confidence(self, balance: Balance, p: float) -> float:
-        """How sure the verdict is: the chance it is right, ``P = sigmoid(margin * (strength - counter))``, read
-        as how far that stands from a coin toss, ``2P - 1``. ``margin`` is the model's calibration (nli.json's
-        ``confidence``, fitted on held-out claims) or the ``calibration`` option. There is no constant term:
-        evidence that weighs as much against the verdict as for it gives no confidence, whatever the share of
-        true claims was in the claims it was fitted on. A verdict keeps at least 0.05, so that its claim's score
-        stays on its side of 0.5. Without a calibration, or with ``calibrated = false``, the deciding
-        probability ``p`` itself."""
+        """How sure the verdict is: the chance that it is right, ``P = sigmoid(weight * p)`` of the deciding
+        probability ``p``, read as how far that stands from a coin toss, ``2P - 1``; ``weight`` is the model's
+        calibration (nli.json's ``confidence``, fitted on held-out claims) or the ``calibration`` option. No
+        constant term: the share of true claims in the claims it was fitted on does not leak into every
+        verdict. A verdict with a comparable counter-sentence (the other side weighs at least
+        ``comparable_counter`` of it) is at most weak (:data:`WEAK_CAP`), however sure its own sentence is.
+        Without a calibration, or with ``calibrated = false``, ``p`` itself. At least 0.05, so that the claim's
+        score stays on its verdict's side of 0.5."""
         if not self.calibrated:
             return p
-        margin = self.calibration
-        if margin is None:
-            fitted = model_config(self.model_folder).get("confidence")
-            if not fitted:
-                return p
-            margin = float(fitted["margin"])
-        right = _sigmoid(margin * (balance.strength - balance.counter))
-        return min(1.0, max(MIN_CONFIDENCE, 2 * right - 1))
+        fitted = model_config(self.model_folder).get("confidence") or {}
+        weight = self.calibration if self.calibration is not None else fitted.get("probability")
+        if weight is None:
+            return p
+        confidence = 2 * _sigmoid(weight * p) - 1
+        if balance.counter >= fitted.get("comparable_counter", COMPARABLE_COUNTER) * balance.strength:
+            confidence = min(confidence, WEAK_CAP)
+        return min(1.0, max(MIN_CONFIDENCE, confidence))
 
     def decide(self, reading: Reading) -> Assessment:
         """The verdict on a :class:`Reading`: abstain when no passage addresses the claim (coverage below
