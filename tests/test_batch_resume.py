@@ -81,8 +81,10 @@ def test_sigkill_half_way_then_rerun_loses_and_repeats_nothing(tmp_path: Path, s
 
 def test_sigint_stops_cleanly_and_a_rerun_finishes(tmp_path: Path, slow_llm: FakeChatServer) -> None:
     path = tmp_path / "in.jsonl"
-    # 24 documents, two at a time: seconds of work left when the signal lands, even on a loaded machine.
-    path.write_text("".join(json.dumps({"id": f"d{i}", "text": s}) + "\n" for i, s in enumerate(SENTENCES * 4)))
+    # 24 documents, two at a time: seconds of work left when the signal lands, even on a loaded machine. Each
+    # text is its own (no two the same), so no document is answered from another's judgment in a moment.
+    texts = [f"{s[:-1]} in cohort {i}." for i, s in enumerate(SENTENCES * 4)]
+    path.write_text("".join(json.dumps({"id": f"d{i}", "text": t}) + "\n" for i, t in enumerate(texts)))
     config, out = offline_config(tmp_path, base_url=slow_llm.url), tmp_path / "out.jsonl"
     process = start(path, "--out", out, "--config", config)
     wait_for_lines(out, 2, process)

@@ -576,3 +576,17 @@ def test_pages_are_read_concurrently_but_two_at_a_time_per_host(server: FakeServ
     evidence, recorder = check(source(server, read_pages=4))
     assert slow.most == 2  # concurrent, and never more than two requests at once to one host
     assert sum("173 million" in e.text for e in evidence) == 4 and not recorder.notes
+
+
+def test_a_long_page_is_ranked_by_meaning_only_among_its_best_by_words() -> None:
+    from factcheck.ranking import rank_passages
+
+    filler = [f"Section {i} describes the weather in another town." for i in range(60)]
+    relevant = "Daily aspirin lowers the chance of a heart attack."
+    synonym = "Acetylsalicylic acid cut myocardial infarctions by a third."  # no word in common with the claim
+    passages = [*filler, relevant, synonym]
+    claim = "Aspirin lowers the risk of heart attacks."
+    assert rank_passages(passages, [claim])[0] == 60
+    # The synonym passage shares no word, so on a page this long it is not among those embedded.
+    assert 61 not in rank_passages(passages, [claim], pool=48)
+    assert 61 in rank_passages(passages, [claim], pool=100)

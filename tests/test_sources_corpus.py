@@ -79,6 +79,17 @@ def test_an_edited_corpus_is_embedded_afresh_and_the_embeddings_match_its_passag
     assert float(second.vectors[tea].astype("float32") @ expected) > 0.98
 
 
+def test_damaged_saved_embeddings_are_computed_again(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "c.jsonl", [*DOCS, {"id": "e3", "text": f"Damaged embeddings test {tmp_path}."}])
+    first = corpus_module.open_index(path, 120, embedded=True)
+    assert first.vectors is not None
+    corpus_module._indexes.clear()
+    (saved,) = (corpus_module.cache_dir() / "corpus-embeddings").glob(f"{fingerprint(path, 120)}-*.npy")
+    saved.write_bytes(b"\x93NUMPY truncated")
+    again = corpus_module.open_index(path, 120, embedded=True)
+    assert again.vectors is not None and again.vectors.shape == first.vectors.shape
+
+
 def test_the_shipped_corpus_uses_its_shipped_embeddings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FACTCHECK_CACHE_DIR", str(tmp_path))  # nothing saved: the shipped file or a rebuild
     monkeypatch.setattr(corpus_module, "_indexes", {})

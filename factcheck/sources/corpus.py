@@ -330,10 +330,10 @@ def _attach_embeddings(index: CorpusIndex, key: str, label: str) -> None:
     if vectors is None and saved.is_file():
         try:
             vectors = np.load(saved)
-            if vectors.shape[0] != len(index.passages):
-                raise ValueError("passage count")
+            if vectors.ndim != 2 or vectors.shape[0] != len(index.passages):
+                raise ValueError("not this corpus's embeddings")
             record_cache_hit("corpus-embeddings")
-        except (OSError, ValueError):  # a damaged or foreign cache entry is recomputed, never trusted
+        except (OSError, ValueError, EOFError):  # a damaged or foreign cache entry is recomputed, never trusted
             vectors = None
     if vectors is None:
         record_call("corpus-embeddings:build")

@@ -314,7 +314,8 @@ class NLIVerifier(Verifier):
     reuse_judgments = True
     model: str | None = None
     # The gate calibrated for the shipped model on held-out training claims (its nli.json records it);
-    # re-tune it with scripts/tune_nli.py for another model.
+    # re-tune it for another model with scripts/tune_nli.py (the word test) and scripts/tune_relevance.py
+    # (min_similarity and the confidence calibration).
     min_similarity: float = setting(0.55, minimum=-1, maximum=1)
     min_relevance: float = setting(0.3, minimum=0, maximum=1)
     min_coverage: float = setting(0.5, minimum=0, maximum=1)
@@ -415,7 +416,7 @@ class NLIVerifier(Verifier):
         """The verdict on a :class:`Reading`: abstain when no passage addresses the claim (coverage below
         ``min_coverage``, no sentence as close as ``min_similarity``, or relevance below ``min_relevance``),
         else the stronger side of the units on topic (:meth:`Reading.weigh`), with a confidence that is high
-        only when the deciding unit is sure, close to the claim, and unopposed. The rationale quotes that unit,
+        only when the deciding unit is sure and unopposed (:meth:`confidence`). The rationale quotes that unit,
         and its passage comes first in the judgment's evidence."""
         if not reading.units:
             return Assessment(None, 0.0, "no evidence retrieved")
