@@ -429,3 +429,24 @@ def test_windows_of_two_sentences_are_read_around_the_closest_sentences() -> Non
     assert not [u for u in NLIVerifier(windows=0).units_of(claim, [passage])[0] if u.window]
     sentences = [u for u in units if not u.window]
     assert [u.similarity for u in sentences] == sorted((u.similarity for u in sentences), reverse=True)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "needs"),
+    [
+        ("It was completed in 1889.", True),
+        ("Its height is 330 metres.", True),
+        ("The tower was repainted in 2019.", True),
+        ("These mice lost weight.", True),
+        ("This suggests a second pathway.", True),
+        ('"They found no effect," the authors wrote.', True),
+        ("The Eiffel Tower is in Paris.", False),
+        ("The 2019 trial enrolled 800 adults.", False),
+        ("Statins lower LDL cholesterol.", False),
+        ("", False),
+    ],
+)
+def test_a_sentence_that_refers_back_is_told_from_one_that_stands_alone(sentence: str, needs: bool) -> None:
+    from factcheck.extractors.decontext import needs_antecedent
+
+    assert needs_antecedent(sentence) is needs
