@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from factcheck.testing.http import Request, Response
 from factcheck.testing.llm import FakeChatServer
 from tests.test_batch import ARTICLE, lines_of, offline_config
 
@@ -79,22 +80,39 @@ def test_sigkill_half_way_then_rerun_loses_and_repeats_nothing(tmp_path: Path, s
     assert slow_llm.requests - before == sum(r["usage"]["llm_calls"] for r in records[len(kept) :])
 
 
-def test_sigint_stops_cleanly_and_a_rerun_finishes(tmp_path: Path, slow_llm: FakeChatServer) -> None:
+class StallingChat(FakeChatServer):
+    """A model that answers its first ``quick`` requests after 0.25 s, and every later one after ``stall_s``
+    while ``stalling`` is set. Half the documents here find no evidence and never ask the model, so the rest
+    were once done in about a second: the stall keeps a batch certainly mid-way when the signal lands,
+    however slowly its lines reach the disk (each is fsync-ed) on a loaded machine."""
+
+    def __init__(self, quick: int, stall_s: float) -> None:
+        super().__init__(latency_s=0.25)
+        self.quick, self.stall_s, self.stalling = quick, stall_s, True
+
+    def _chat(self, request: Request) -> Response:
+        answer = super()._chat(request)
+        if self.stalling and self.requests > self.quick:
+            answer.delay_s = self.stall_s
+        return answer
+
+
+def test_sigint_stops_cleanly_and_a_rerun_finishes(tmp_path: Path) -> None:
     path = tmp_path / "in.jsonl"
-    # 24 documents, two at a time: seconds of work left when the signal lands, even on a loaded machine. Each
-    # text is its own (no two the same), so no document is answered from another's judgment in a moment.
-    texts = [f"{s[:-1]} in cohort {i}." for i, s in enumerate(SENTENCES * 4)]
+    texts = [f"{s[:-1]} in cohort {i}." for i, s in enumerate(SENTENCES * 4)]  # 24 texts, no two the same
     path.write_text("".join(json.dumps({"id": f"d{i}", "text": t}) + "\n" for i, t in enumerate(texts)))
-    config, out = offline_config(tmp_path, base_url=slow_llm.url), tmp_path / "out.jsonl"
-    process = start(path, "--out", out, "--config", config)
-    wait_for_lines(out, 2, process)
-    process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=30)
-    assert process.returncode == 130, stderr
-    assert b"run the same command again to continue" in stderr
-    kept = lines_of(out)  # every line whole: json.loads would fail on a torn one
-    assert 2 <= len(kept) < 24 and out.read_bytes().endswith(b"\n")
-    rerun = start(path, "--out", out, "--config", config)
-    assert rerun.wait(timeout=120) == 0, rerun.communicate()
+    with StallingChat(quick=4, stall_s=5.0) as llm:
+        config, out = offline_config(tmp_path, base_url=llm.url), tmp_path / "out.jsonl"
+        process = start(path, "--out", out, "--config", config)
+        wait_for_lines(out, 2, process)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+        llm.stalling = False  # the rerun is answered at the usual pace
+        assert process.returncode == 130, stderr
+        assert b"run the same command again to continue" in stderr
+        kept = lines_of(out)  # every line whole: json.loads would fail on a torn one
+        assert 2 <= len(kept) < 24 and out.read_bytes().endswith(b"\n")
+        rerun = start(path, "--out", out, "--config", config)
+        assert rerun.wait(timeout=120) == 0, rerun.communicate()
     assert sorted(r["id"] for r in lines_of(out)) == sorted(f"d{i}" for i in range(24))
     assert os.path.exists(str(out) + ".run.json")
