@@ -31,9 +31,15 @@ SENTENCES = [
 ]
 
 
+def _interruptible() -> None:
+    """In the child: SIGINT acts as Ctrl-C, even when the tests run in the background of a shell without job
+    control, which starts them with SIGINT ignored (a child inherits that, and Python then leaves it ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(*args: str | Path) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "factcheck", "batch", *map(str, args), "--concurrency", "2", "--no-cache", "-q"]
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_interruptible)
 
 
 def wait_for_lines(out: Path, count: int, process: subprocess.Popen[bytes], timeout_s: float = 60.0) -> int:
