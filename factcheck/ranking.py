@@ -66,7 +66,7 @@ def rank_passages(passages: Sequence[str], queries: Sequence[str], pool: int = M
     shares a word with them nor comes :data:`MIN_PASSAGE_SIMILARITY` close in meaning is never ranked.
 
     A page of more than ``pool`` passages (a long Wikipedia article) is ranked by meaning only among its
-    ``pool`` best by words, so that one page costs at most ``pool`` embeddings (about 10 ms each on 2 cores)."""
+    ``pool`` best by words, so that one page costs at most ``pool`` embeddings (about 20 ms each on 2 cores)."""
     if not passages or not queries:
         return []
     words = by_words(passages, " ".join(queries))

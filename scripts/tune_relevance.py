@@ -36,9 +36,10 @@ from typing import Any
 
 import numpy as np
 from train_offline_nli import heldout_groups, read_jsonl
-from tune_nli import general_claims
+from tune_nli import general_claims, labelled
 
-from factcheck import Claim
+from factcheck import Claim, Label
+from factcheck.eval import metrics
 from factcheck.eval.metrics import expected_calibration_error
 from factcheck.sources.corpus import CorpusSource
 from factcheck.verifiers.nli import COMPARABLE_COUNTER, REFUTES, SHIPPED_MODEL, SUPPORTS, NLIVerifier, Reading
@@ -103,17 +104,15 @@ def unverified(decided: list[tuple[bool | None, float]]) -> float:
 
 
 def accuracy(decided: list[tuple[bool | None, float]], gold: list[bool | None]) -> float:
-    return sum(v is not None and v == g for (v, _), g in zip(decided, gold, strict=True)) / len(gold)
+    """Accuracy over TRUE / FALSE, an abstention counted wrong (factcheck.eval.metrics)."""
+    return metrics.accuracy(labelled([bool(g) for g in gold]), labelled([v for v, _ in decided]))
 
 
 def macro_f1(decided: list[tuple[bool | None, float]], gold: list[bool | None]) -> float:
-    scores = []
-    for label in (True, False):
-        tp = sum(v == label and g == label for (v, _), g in zip(decided, gold, strict=True))
-        fp = sum(v == label and g != label for (v, _), g in zip(decided, gold, strict=True))
-        fn = sum(v != label and g == label for (v, _), g in zip(decided, gold, strict=True))
-        scores.append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
-    return sum(scores) / 2
+    """Macro-F1 over TRUE and FALSE (factcheck.eval.metrics)."""
+    return metrics.macro_f1(
+        labelled([bool(g) for g in gold]), labelled([v for v, _ in decided]), [Label.TRUE, Label.FALSE]
+    )
 
 
 def ece(decided: list[tuple[bool | None, float]], gold: list[bool | None]) -> float:

@@ -291,7 +291,7 @@ class WikipediaSource(Source):
         sections = page.get("sections") or []
         if not self.sections or not sections:
             return [first]
-        # BM25 over the page's passages: off the event loop, as the web pages' are.
+        # Ranked by words and meaning (embedding the passages): off the event loop, as the web pages are.
         chosen = await asyncio.to_thread(section_passages, sections, queries, self.sections)
         return [first] + [
             replace(

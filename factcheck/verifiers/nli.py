@@ -228,7 +228,6 @@ class Reading:
     evidence: tuple[Evidence, ...] = ()
     coverage: float = 1.0  # the largest share of the claim's content words that one passage holds
     shared: int = 0  # the largest number of the claim's content words that one passage holds
-    read: int = 0  # how many sentences were ranked by meaning (the units are the closest of them)
 
     @property
     def similarities(self) -> np.ndarray:
@@ -383,14 +382,14 @@ class NLIVerifier(Verifier):
 
     def read(self, claim: Claim, evidence: Sequence[Evidence]) -> Reading:
         """Classify ``claim`` against the units of the evidence that are closest to it in meaning."""
-        units, ranked = self.units_of(claim, evidence)
+        units, _ = self.units_of(claim, evidence)
         if not units:
             return Reading((), np.zeros((0, len(LABELS))), tuple(evidence), 0.0)
         model = load_model(self.model_folder, self.threads)
         probs = model.probabilities([(claim.text, unit.text) for unit in units], self.batch_size)
         record_call("nli:pairs", len(units))
         share, shared = word_overlap(claim.text, evidence)
-        return Reading(tuple(units), probs, tuple(evidence), share, shared, ranked)
+        return Reading(tuple(units), probs, tuple(evidence), share, shared)
 
     def confidence(self, balance: Balance, p: float) -> float:
         """How sure the verdict is: the chance that it is right, ``P = sigmoid(weight * p)`` of the deciding
