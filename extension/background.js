@@ -228,6 +228,17 @@ async function runCheck({ checkId, kind, text, url, title, tabId, frameId = 0, o
       if (name === "claims") {
         state.claims = data.claims.map((claim) => ({ ...claim, pending: true }));
         highlight(state.claims);
+      } else if (name === "deliberation") {
+        // A step of a claim's deliberation, before its verdict: shown as progress on the pending claim only.
+        const claim = Number.isInteger(data?.index) ? state.claims[data.index] : null;
+        if (claim?.pending) {
+          const step = data.step ?? {};
+          claim.deliberating = {
+            policy: String(data.policy ?? ""),
+            number: Number.isInteger(step.number) ? step.number : null,
+            action: String(step.action ?? ""),
+          };
+        }
       } else if (name === "claim") {
         state.claims[data.index] = data.claim;
         highlight([data.claim]);

@@ -165,6 +165,99 @@ function judgmentItem(judgment) {
   return item;
 }
 
+/** A count in words: "1 call", "2 calls". */
+function count(n, noun) {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}
+
+/** A deliberation step's ruling in our words: "false (0.80)", "abstained". */
+function ruling(judgment) {
+  if (judgment.factuality === null || judgment.factuality === undefined) return "abstained";
+  return `${judgment.factuality ? "true" : "false"} (${formatScore(judgment.confidence)})`;
+}
+
+/**
+ * One step of a deliberation ({number, action, role, actor, judgment, critique, query, evidence, relied_on,
+ * replaces, cost, error}): what it did, who did it, and what it said; every string from the server as text.
+ */
+function deliberationStep(step) {
+  const item = element("li", "step");
+  item.dataset.action = String(step.action ?? "");
+  const head = element("div", "step-head");
+  head.append(element("span", "step-action", step.action ?? "step"));
+  if (step.role) head.append(element("span", "step-role", ` · ${step.role}`));
+  if (step.actor) head.append(element("span", "step-actor", ` (${step.actor})`));
+  const judgment = step.judgment && typeof step.judgment === "object" ? step.judgment : null;
+  if (judgment) head.append(document.createTextNode(`: ${ruling(judgment)}`)); // our words and a number
+  if (step.applied === false) {
+    head.append(element("span", "step-detail", ", not applied: less sure than the answer it would overturn"));
+  } else if (step.replaces) {
+    const whose = step.replaces === step.actor ? "its" : `${step.replaces}'s`;
+    head.append(element("span", "step-detail", `, in place of ${whose} first answer`));
+  }
+  const calls = step.cost?.calls;
+  if (Number.isInteger(calls) && calls > 0) head.append(element("span", "step-detail", ` · ${count(calls, "call")}`));
+  item.append(head);
+  if (judgment?.rationale) item.append(element("span", "rationale", clip(plain(judgment.rationale), 300)));
+  const critique = step.critique && typeof step.critique === "object" ? step.critique : null;
+  if (critique?.weak_point) item.append(element("span", "weak-point", `Weak point: ${clip(plain(critique.weak_point), 300)}`));
+  const counter = (Array.isArray(critique?.counter) ? critique.counter : []).filter((e) => e && typeof e === "object");
+  if (counter.length) {
+    const box = element("div", "counter");
+    const source = element("div", "passage-source", "Counter-evidence, from ");
+    source.append(sourceName(counter[0]));
+    if (counter.length > 1) source.append(element("span", "count", ` · ${counter.length - 1} more`));
+    box.append(source);
+    if (typeof counter[0].text === "string" && counter[0].text) {
+      box.append(element("blockquote", "passage-text", clip(plain(counter[0].text), 240)));
+    }
+    item.append(box);
+  }
+  for (const hint of Array.isArray(critique?.hints) ? critique.hints : []) {
+    item.append(element("span", "hint", `Hint: ${clip(plain(hint), 300)}`));
+  }
+  const query = step.query || critique?.query;
+  if (query) item.append(element("span", "step-detail", `Searched: ${clip(plain(query), 200)}`));
+  const found = Array.isArray(step.evidence) ? step.evidence.length : 0;
+  if (found && !judgment) item.append(element("span", "step-detail", `Found ${count(found, "passage")}`));
+  if (Array.isArray(step.relied_on) && step.relied_on.length) {
+    item.append(element("span", "step-detail", `Relied on: ${step.relied_on.map(String).join(", ")}`));
+  }
+  if (step.error) item.append(element("span", "error", step.error));
+  return item;
+}
+
+/**
+ * How the agents settled a claim (claim.deliberation, factcheck.types.Deliberation): collapsed, why the
+ * claim was deliberated, each step and why it stopped; one line for a claim settled in the first round;
+ * nothing for a claim without one (no policy ran, an older server).
+ */
+function deliberationBlock(deliberation) {
+  if (!deliberation || typeof deliberation !== "object") return null;
+  const policy = deliberation.policy ? ` (${deliberation.policy})` : "";
+  if (deliberation.gated === null || deliberation.gated === undefined) {
+    return element("div", "deliberation-none", `Deliberation${policy}: settled in the first round`);
+  }
+  const steps = (Array.isArray(deliberation.steps) ? deliberation.steps : []).filter((s) => s && typeof s === "object");
+  const details = element("details", "deliberation");
+  details.append(element("summary", null, `How the agents settled it${policy}: ${count(steps.length, "step")}`));
+  details.append(element("div", "deliberation-why", `Why: ${deliberation.gated}`));
+  if (deliberation.replayed) details.append(element("div", "deliberation-replayed", "Recorded steps kept, not re-run"));
+  const list = element("ol", "steps");
+  for (const step of steps) list.append(deliberationStep(step));
+  if (steps.length) details.append(list);
+  if (deliberation.stopped) details.append(element("div", "deliberation-stopped", `Stopped: ${deliberation.stopped}`));
+  return details;
+}
+
+/** A claim still being checked whose deliberation has begun: its last step, from the stream (background.js). */
+function deliberatingText(progress) {
+  const policy = progress.policy ? ` (${progress.policy})` : "";
+  const step = Number.isInteger(progress.number) ? ` step ${progress.number}` : "";
+  const action = progress.action ? `: ${progress.action}` : "";
+  return `Deliberating${policy}…${step}${action}`;
+}
+
 /** One claim: label, text and score, and (collapsed) each agent's verdict with its evidence. */
 function claimItem(claim) {
   const item = element("li", "claim");
@@ -194,6 +287,11 @@ function claimItem(claim) {
     for (const judgment of claim.judgments) list.append(judgmentItem(judgment));
     details.append(list);
     item.append(details);
+  }
+  const settled = judged ? deliberationBlock(claim.deliberation) : null;
+  if (settled) item.append(settled);
+  if (claim.pending && claim.deliberating && typeof claim.deliberating === "object") {
+    item.append(element("div", "deliberating", deliberatingText(claim.deliberating)));
   }
   return item;
 }

@@ -10,6 +10,8 @@ The public API is exactly what this module exports.
 from factcheck.build import build_checker, check
 from factcheck.config import AgentSpec, Settings, load_settings
 from factcheck.context import CheckContext
+from factcheck.deliberation.base import Deliberator
+from factcheck.deliberation.state import DeliberationState
 from factcheck.errors import (
     BudgetReachedError,
     ConfigError,
@@ -40,6 +42,7 @@ from factcheck.plugins import (
     get_verifiers,
     hookimpl,
 )
+from factcheck.plugins.manager import get_deliberators
 from factcheck.scoring import rescore
 from factcheck.scoring.base import LabelRule, Scorer
 from factcheck.sources.base import Source
@@ -49,6 +52,9 @@ from factcheck.types import (
     Claim,
     ClaimTime,
     ClaimVerdict,
+    Critique,
+    Deliberation,
+    DeliberationStep,
     Evidence,
     Extraction,
     JudgedBy,
@@ -77,6 +83,11 @@ __all__ = [
     "ClaimVerdict",
     "ClaimsFound",
     "ConfigError",
+    "Critique",
+    "Deliberation",
+    "DeliberationState",
+    "DeliberationStep",
+    "Deliberator",
     "Evidence",
     "Extraction",
     "FactcheckError",
@@ -109,6 +120,7 @@ __all__ = [
     "VerifierError",
     "build_checker",
     "check",
+    "get_deliberators",
     "get_extractors",
     "get_label_rules",
     "get_scorers",

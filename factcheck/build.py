@@ -7,7 +7,8 @@ plugin registry. The CLI, evaluation, the server, batch and Ray all build their 
     checker = build_checker(scorer="normsum", corpus="my-docs/")   # settings from the file, env and these
 
 A part handed in as an object (``agents=[...]``, ``extractor=LLMExtractor()``, ``scorer=...``,
-``labels=...``, ``routing=...``) is used as it is; a name goes into the settings.
+``labels=...``, ``routing=...``, ``deliberation=...``) is used as it is; a name goes into the settings.
+:func:`route_options` sends each command-line ``-o KEY=VALUE`` to the component that declares it, and
 :func:`fingerprint` says what a checker built from some settings answers with, for resumable runs.
 """
 
@@ -20,6 +21,7 @@ from typing import Any
 
 from factcheck.cache import open_cache
 from factcheck.config import Settings, load_settings
+from factcheck.deliberation.base import Deliberator
 from factcheck.errors import ConfigError
 from factcheck.extractors.base import ClaimExtractor
 from factcheck.limits import Limits
@@ -27,6 +29,7 @@ from factcheck.llm.client import llm_settings
 from factcheck.pipeline import Agent, Checker, answer_options
 from factcheck.plugins.manager import get_registry
 from factcheck.routing import RoutingPolicy, build_routing
+from factcheck.trust import gate_thresholds
 from factcheck.scoring.base import LabelRule, Scorer
 from factcheck.types import TextVerdict
 
@@ -42,6 +45,7 @@ def build_checker(
     scorer: Scorer | str | None = None,
     labels: LabelRule | str | None = None,
     routing: RoutingPolicy | str | None = None,
+    deliberation: Deliberator | str | None = None,
     **overrides: Any,
 ) -> Checker:
     """The checker ``settings`` describe (default: ``factcheck.toml`` or ``config``, the environment and
@@ -49,7 +53,8 @@ def build_checker(
 
     ConfigError names an unknown component, option or value.
     """
-    for key, value in (("extractor", extractor), ("scorer", scorer), ("labels", labels), ("routing", routing)):
+    named = (("extractor", extractor), ("scorer", scorer), ("labels", labels), ("routing", routing))
+    for key, value in (*named, ("deliberation", deliberation)):
         if isinstance(value, str):
             overrides[key] = value
     if settings is None:
@@ -69,6 +74,7 @@ def build_checker(
         cache=open_cache(settings.cache),
         limits=limits(settings),
         independence=settings.independence,
+        deliberation=deliberation if isinstance(deliberation, Deliberator) else build_deliberator(settings),
         profile=settings.profile if agents is None else None,
         fallback_extractor=get_registry().get("extractors", FALLBACK_EXTRACTOR),
     )
@@ -115,6 +121,104 @@ def build_scoring(settings: Settings, scorer: Scorer | None = None) -> tuple[Sco
     return scorer, rule
 
 
+def build_deliberator(settings: Settings) -> Deliberator:
+    """The deliberation policy of ``settings``, configured; ConfigError names the registered ones. A routing
+    trust file reaches a policy whose ``trust`` is empty, as it reaches a trust-aware scorer. The gate
+    thresholds ``factcheck calibrate --gate`` fitted into that file for this policy apply, except any
+    option the settings name themselves."""
+    policy: Deliberator = get_registry().get("deliberators", settings.deliberation)
+    if not policy.active:  # off: nothing to configure, so turning a file's policy off keeps working
+        return policy
+    options = dict(settings.deliberation_options)
+    trust_file = options.get("trust") or settings.routing_options.get("trust")
+    if trust_file:
+        fitted = gate_thresholds(str(trust_file)).get(policy.name, {})
+        known = policy.options()
+        options = {"trust": str(trust_file), **{k: v for k, v in fitted.items() if k in known}, **options}
+    return policy.configure(**options)
+
+
+DELIBERATION_PREFIX = "deliberation."  # -o deliberation.KEY=VALUE: the policy's option, whoever else has KEY
+SHARED_OPTIONS = ("trust",)  # options every component that declares them receives
+
+
+def policy_options(policy: Deliberator) -> set[str]:
+    """The options ``-o`` may set on ``policy``: its own, but not its ``name``."""
+    return set(policy.options()) - {"name"}
+
+
+def split_options(
+    options: Mapping[str, Any], scoring: Sequence[Scorer | LabelRule], policy: Deliberator
+) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """Route one mapping of ``-o`` options: (the scoring options, the policy's options, the keys nobody has).
+
+    ``deliberation.KEY`` goes to the policy; ``trust`` to every component that declares it; any other key to
+    the scorer or label rule of ``scoring`` that declares it, else to the policy when it does. A policy's
+    ``name`` is not an option, and an inactive policy (``off``) takes none.
+    """
+    scoring_keys = {key for component in scoring for key in component.options()}
+    policy_keys = policy_options(policy) if policy.active else set()
+    to_scoring: dict[str, Any] = {}
+    to_policy: dict[str, Any] = {}
+    unknown: list[str] = []
+    for key, value in options.items():
+        if key.startswith(DELIBERATION_PREFIX):
+            bare = key.removeprefix(DELIBERATION_PREFIX)
+            if bare in policy_keys:
+                to_policy[bare] = value
+            else:
+                unknown.append(key)
+            continue
+        if key in scoring_keys:
+            to_scoring[key] = value
+        if key in policy_keys and (key in SHARED_OPTIONS or key not in scoring_keys):
+            to_policy[key] = value
+        if key not in scoring_keys and key not in policy_keys:
+            unknown.append(key)
+    return to_scoring, to_policy, unknown
+
+
+def route_options(settings: Settings, options: Mapping[str, Any]) -> Settings:
+    """``settings`` with the ``-o KEY=VALUE`` ``options`` of ``check`` and ``batch`` added to the scorer's,
+    label rule's or deliberation policy's options (:func:`split_options` says which); ConfigError for an
+    unknown component or a key none of them has, listing the keys they have."""
+    if not options:
+        return settings
+    registry = get_registry()
+    scorer = registry.get("scorers", settings.scorer)
+    rule = registry.get("label_rules", settings.labels)
+    policy = registry.get("deliberators", settings.deliberation)
+    scoring, deliberation, unknown = split_options(options, (scorer, rule), policy)
+    if unknown:
+        raise ConfigError(_unknown_options(unknown, scorer, rule, policy))
+    return settings.with_overrides(scoring_options=scoring, deliberation_options=deliberation)
+
+
+def _unknown_options(unknown: Sequence[str], scorer: Scorer, rule: LabelRule, policy: Deliberator) -> str:
+    """What is wrong with the ``-o`` keys ``unknown``, and what the components take instead."""
+    prefixed = sorted(k.removeprefix(DELIBERATION_PREFIX) for k in unknown if k.startswith(DELIBERATION_PREFIX))
+    theirs = sorted(
+        {k.removeprefix(DELIBERATION_PREFIX) for k in unknown} & policy_options(policy) - set(SHARED_OPTIONS)
+    )
+    if not policy.active and theirs:
+        policies = get_registry().components["deliberators"].items()
+        names = ", ".join(sorted(name for name, p in policies if p.active))
+        return (
+            f"option {', '.join(theirs)} is a deliberation policy's, and deliberation is {policy.name}: "
+            f"choose a policy ({names}) with --deliberation or [deliberation] policy"
+        )
+    if prefixed:
+        known = ", ".join(sorted(policy_options(policy))) or "none"
+        return f"unknown deliberation option {', '.join(prefixed)} for policy {policy.name!r} (options: {known})"
+    keys = {*scorer.options(), *rule.options(), *(policy_options(policy) if policy.active else ())} - {"name"}
+    # The text thresholds belong to the paper's rule, which is no longer the default (compose is).
+    hint = " (thresholds are the threshold rule's: add --labels threshold)" if "thresholds" in unknown else ""
+    return (
+        f"unknown scoring option {', '.join(unknown)} for scorer {scorer.name!r}, labels {rule.name!r} "
+        f"and deliberation {policy.name!r} (options: {', '.join(sorted(keys))}){hint}"
+    )
+
+
 def split_scoring_options(options: dict[str, Any], scorer: Scorer, rule: LabelRule) -> tuple[Scorer, LabelRule]:
     """Configure the scorer and the label rule from one option mapping: each key goes to the one that has it."""
     scorer_keys, rule_keys = set(scorer.options()), set(rule.options())
@@ -140,14 +244,16 @@ def resolve_scoring(name: str, labels: str, options: dict[str, Any]) -> tuple[Sc
 
 def fingerprint(settings: Settings, agents: Sequence[Agent] | None = None) -> dict[str, Any]:
     """What the results of a checker built from ``settings`` depend on: its agents with their options,
-    extractor, scoring, routing, independence and model. A resumed run must match it.
+    extractor, scoring, routing, independence, deliberation policy and model. A resumed run must match it.
 
     Options a source holds as data (a ``given`` source's ``evidence``) are left out: they are the
     dataset, which the caller records by name; so are transport options (time-outs, the operator's
     User-Agent), which change no result. ``agents`` stand for the settings' own when a caller swaps
-    them (evaluation against gold evidence).
+    them (evaluation against gold evidence). An inactive policy (``off``) is left out, so a run recorded
+    before deliberation existed still resumes; naming another policy or option does not.
     """
     scorer, rule = build_scoring(settings)
+    policy = build_deliberator(settings)
     extractor = build_extractor(settings)
     llm = llm_settings(settings.llm)
     return {
@@ -167,6 +273,7 @@ def fingerprint(settings: Settings, agents: Sequence[Agent] | None = None) -> di
         "routing": {"name": settings.routing, **settings.routing_options},
         "independence": settings.independence,
         "llm": {"base_url": llm.base_url, "model": llm.model},
+        **({"deliberation": {"name": policy.name, **policy.options()}} if policy.active else {}),
     }
 
 
@@ -175,14 +282,19 @@ def _without(options: Mapping[str, Any], key: str) -> dict[str, Any]:
 
 
 __all__ = [
+    "DELIBERATION_PREFIX",
     "FALLBACK_EXTRACTOR",
     "build_agents",
     "build_checker",
+    "build_deliberator",
     "build_extractor",
     "build_scoring",
     "check",
     "fingerprint",
     "limits",
+    "policy_options",
     "resolve_scoring",
+    "route_options",
+    "split_options",
     "split_scoring_options",
 ]

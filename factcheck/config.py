@@ -24,6 +24,10 @@ Example ``factcheck.toml``::
     labels = "compose"         # a text is TRUE / FALSE when every verified claim is, else PARTLY TRUE
     bounds = "natural"         # other keys go to the scorer or label rule that has them
 
+    [deliberation]             # after the first round, the agents settle open claims (docs/deliberation.md)
+    policy = "lase"            # off (default), lase or ecmr, or a plugin's
+    max_steps = 4              # other keys are the policy's options
+
     [pipeline]
     max_concurrency = 8
     agent_timeout_s = 60
@@ -149,6 +153,9 @@ class Settings:
     independence: float | None = setting(
         None, minimum=0, min_open=True, maximum=1, label="independence threshold", table="pipeline"
     )
+    # The deliberation policy (a registered name, checked when the checker is built) and its options.
+    deliberation: str = setting("off", env="FACTCHECK_DELIBERATION")
+    deliberation_options: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         check_fields(self)
@@ -212,12 +219,14 @@ class Settings:
         routing: str | None = None,
         routing_options: Mapping[str, Any] | None = None,
         independence: float | Literal["off"] | None = None,
+        deliberation: str | None = None,
+        deliberation_options: Mapping[str, Any] | None = None,
     ) -> Settings:
         """A copy with explicit overrides (CLI flags, keyword arguments); ``None`` leaves a setting alone.
 
         ``source_options`` maps a source name to options for every agent using it
-        (``{"serper": {"base_url": ...}}``); ``llm``, ``cache`` and ``routing_options``
-        update those tables. ``independence="off"`` turns off a threshold set earlier.
+        (``{"serper": {"base_url": ...}}``); ``llm``, ``cache``, ``routing_options`` and
+        ``deliberation_options`` update those tables. ``independence="off"`` turns off a threshold set earlier.
         """
         merged_sources = {k: dict(v) for k, v in self.source_options.items()}
         for name, options in (source_options or {}).items():
@@ -242,6 +251,8 @@ class Settings:
             routing=self.routing if routing is None else routing,
             routing_options=merge_options(self.routing_options, routing_options),
             independence=None if independence == "off" else self.independence if independence is None else independence,
+            deliberation=self.deliberation if deliberation is None else deliberation,
+            deliberation_options=merge_options(self.deliberation_options, deliberation_options),
         )
 
 
@@ -274,7 +285,7 @@ def _table(data: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
 def settings_from_mapping(data: Mapping[str, Any], where: str = CONFIG_FILE) -> Settings:
     """Settings from a parsed ``factcheck.toml``; ConfigError names what is wrong."""
     # [server] is factcheck serve's (ServerSettings.load reads and checks it); checkers ignore it.
-    known = {"profile", "extractor", "agents", "scoring", "pipeline", "llm", "cache", "server"}
+    known = {"profile", "extractor", "agents", "scoring", "deliberation", "pipeline", "llm", "cache", "server"}
     reject_unknown(data, known, where)
     profile = str(data.get("profile", default_profile(os.environ)))
     if profile not in PROFILES:  # here already: the agents' tables are read against the profile
@@ -283,6 +294,7 @@ def settings_from_mapping(data: Mapping[str, Any], where: str = CONFIG_FILE) -> 
         {"name": data["extractor"]} if isinstance(data.get("extractor"), str) else _table(data, "extractor", where)
     )
     scoring = _table(data, "scoring", where)
+    deliberation = _table(data, "deliberation", where)
     pipeline = _table(data, "pipeline", where)
     reject_unknown(pipeline, (*PIPELINE_SETTINGS, *ROUTING_OPTIONS), where, "[pipeline] setting")
     values = coerce_values(Settings, {k: v for k, v in pipeline.items() if k in PIPELINE_SETTINGS}, where)
@@ -301,6 +313,8 @@ def settings_from_mapping(data: Mapping[str, Any], where: str = CONFIG_FILE) -> 
             llm=_table(data, "llm", where),
             cache=_table(data, "cache", where),
             routing_options={k: pipeline[k] for k in ROUTING_OPTIONS if k in pipeline},
+            deliberation=str(deliberation.pop("policy", "off")),
+            deliberation_options=deliberation,  # every other key: checked by the policy when it is built
             **values,
         )
     except ConfigError as exc:
@@ -332,8 +346,8 @@ ENDPOINT_VARIABLES = (
 
 def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
     """The settings the environment sets: each variable a :class:`Settings` field declares
-    (``FACTCHECK_PROFILE``, ``_EXTRACTOR``, ``_SCORER``, ``_LABELS``, ``_CORPUS``, ``_MAX_CONCURRENCY``,
-    ``_AGENT_TIMEOUT_S``, ``_MAX_CLAIMS``); the search endpoints ``FACTCHECK_SERPER_URL`` and
+    (``FACTCHECK_PROFILE``, ``_EXTRACTOR``, ``_SCORER``, ``_LABELS``, ``_DELIBERATION``, ``_CORPUS``,
+    ``_MAX_CONCURRENCY``, ``_AGENT_TIMEOUT_S``, ``_MAX_CLAIMS``); the search endpoints ``FACTCHECK_SERPER_URL`` and
     ``FACTCHECK_WIKIPEDIA_URL`` (what ``--serper-url`` and ``--wikipedia-url`` set); the cache's
     (``FACTCHECK_CACHE``, a path, and ``FACTCHECK_NO_CACHE``) and the LLM's (``OPENAI_BASE_URL``,
     ``FACTCHECK_LLM_BASE_URL`` / ``_MODEL`` / ``_API_KEY_ENV``)."""

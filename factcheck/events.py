@@ -2,9 +2,12 @@
 
 Every check is this sequence: one :class:`ClaimsFound` (before any claim is
 judged), one :class:`ClaimChecked` per claim as soon as it is done (in
-completion order), then one :class:`TextChecked`, always last. ``acheck`` keeps
-only the last; the server sends each as a Server-Sent Event (``name`` and
-``data`` are the event's name and JSON there).
+completion order), then one :class:`TextChecked`, always last. Where a
+deliberation policy sends a claim on past its first round, one
+:class:`ClaimDeliberated` per recorded step comes before that claim's
+:class:`ClaimChecked` (steps of different claims may interleave; ``index``
+says whose). ``acheck`` keeps only the last; the server sends each as a
+Server-Sent Event (``name`` and ``data`` are the event's name and JSON there).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from factcheck.types import Claim, ClaimVerdict, SkippedSentence, TextVerdict
+from factcheck.types import Claim, ClaimVerdict, DeliberationStep, SkippedSentence, TextVerdict
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,23 @@ class ClaimChecked:
 
 
 @dataclass(frozen=True)
+class ClaimDeliberated:
+    """One step of a claim's deliberation, as soon as it is taken (before the claim's :class:`ClaimChecked`);
+    ``index`` is the claim's place among :attr:`ClaimsFound.claims`, ``policy`` the deliberation policy.
+
+    Its data has no ``notes``: what a reader should know of the deliberation comes with the claim."""
+
+    index: int
+    policy: str
+    step: DeliberationStep
+    name: ClassVar[str] = "deliberation"
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return {"index": self.index, "policy": self.policy, "step": self.step.to_dict()}
+
+
+@dataclass(frozen=True)
 class TextChecked:
     """The checked text. ``partial``: a deadline cut the check short (the claims not reached abstain, saying so)."""
 
@@ -54,6 +74,6 @@ class TextChecked:
         return {**self.verdict.to_dict(), "partial": self.partial}
 
 
-CheckEvent = ClaimsFound | ClaimChecked | TextChecked
+CheckEvent = ClaimsFound | ClaimDeliberated | ClaimChecked | TextChecked
 
-__all__ = ["CheckEvent", "ClaimChecked", "ClaimsFound", "TextChecked"]
+__all__ = ["CheckEvent", "ClaimChecked", "ClaimDeliberated", "ClaimsFound", "TextChecked"]

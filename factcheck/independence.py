@@ -46,6 +46,7 @@ from itertools import combinations
 from typing import Literal
 from urllib.parse import urlsplit
 
+from factcheck.claimtime import time_notes
 from factcheck.options import Constraint
 from factcheck.types import ClaimVerdict, Evidence, Judgment, Label, TextVerdict
 
@@ -265,7 +266,13 @@ def apply_independence(
     for claim in verdict.claims:
         kept, merged = independent_judgments(claim.claim.id, claim.judgments, threshold, measure=measure)
         notes.extend(merged)
-        claims.append(ClaimVerdict(claim=claim.claim, judgments=kept))
+        # The notes scoring derives from the judgments go (re-scoring derives them again from those kept);
+        # the others stay, and so does the claim's deliberation.
+        derived = time_notes(claim.claim, claim.judgments)
+        kept_notes = tuple(n for n in claim.notes if n not in derived)
+        claims.append(
+            ClaimVerdict(claim=claim.claim, judgments=kept, notes=kept_notes, deliberation=claim.deliberation)
+        )
     return replace(
         verdict,
         claims=tuple(claims),

@@ -33,6 +33,10 @@ from typing import Any
 from factcheck.cache import Cache, cache_key, cached
 from factcheck.claimtime import marked, reading_times, reference_time, with_times
 from factcheck.context import current, enter, using
+from factcheck.deliberation.base import ARBITER, Deliberator
+from factcheck.deliberation.builtins import Off
+from factcheck.deliberation.floor import Floor
+from factcheck.deliberation.roles import Roles, VerifierRoles
 from factcheck.errors import (
     BudgetReachedError,
     ConfigError,
@@ -43,7 +47,7 @@ from factcheck.errors import (
     SourceError,
     raise_errors_requested,
 )
-from factcheck.events import CheckEvent, ClaimChecked, ClaimsFound, TextChecked
+from factcheck.events import CheckEvent, ClaimChecked, ClaimDeliberated, ClaimsFound, TextChecked
 from factcheck.extractors.base import ClaimExtractor
 from factcheck.independence import THRESHOLD_RANGE, independent_judgments
 from factcheck.interrupt import Interrupt
@@ -59,10 +63,13 @@ from factcheck.scoring import score_claim, text_verdict
 from factcheck.scoring.base import LabelRule, Scorer
 from factcheck.sources.base import Source
 from factcheck.text import valid_unicode
+from factcheck.trust import Trust
 from factcheck.types import (
     Assessment,
     Claim,
     ClaimVerdict,
+    Deliberation,
+    DeliberationStep,
     Evidence,
     Extraction,
     JudgedBy,
@@ -73,7 +80,7 @@ from factcheck.types import (
 from factcheck.usage import UsageRecorder, record_cache_hit
 from factcheck.verifiers.base import Verifier
 
-JUDGMENT_CACHE_VERSION = "1"  # bump when a judgment's meaning changes; options and cache_version() cover the rest
+JUDGMENT_CACHE_VERSION = "2"  # bump when a judgment's meaning changes; options and cache_version() cover the rest
 
 
 def normalise_claim(text: str) -> str:
@@ -137,6 +144,9 @@ class Checker:
         checker = factcheck.build_checker(scorer="normsum", corpus="my-docs/")
         verdict = checker.check("Aspirin lowers the risk of colorectal cancer.")
 
+    ``deliberation`` (a :class:`~factcheck.Deliberator`; default ``off``) settles, after the first round,
+    the claims its gate sends on (:mod:`factcheck.deliberation`).
+
     ``independence`` (a similarity threshold, e.g. 0.5) merges agreeing agents whose evidence is
     near-duplicate before a claim is scored, so they count once. ``profile`` names where the agents
     came from (a verdict's ``judged_by``). If the extractor fails (no key, a time-out, an unusable
@@ -157,6 +167,7 @@ class Checker:
         independence: float | None = None,
         profile: str | None = None,
         fallback_extractor: ClaimExtractor | None = None,
+        deliberation: Deliberator | None = None,
     ) -> None:
         self.agents: tuple[Agent, ...] = tuple(agents)
         if not self.agents:
@@ -176,7 +187,11 @@ class Checker:
         self.independence = independence
         self.profile = profile
         self.fallback_extractor = fallback_extractor
+        self.deliberation = deliberation or Off()
+        if self.deliberation.active and ARBITER in names:
+            raise ConfigError(f"agent name {ARBITER!r} is the decision-maker's under deliberation: rename the agent")
         self._judged_by: JudgedBy | None = None  # worked out on first use (judged_by)
+        self._alpha: dict[str, float] | None = None  # the deliberation's trust weights (trust_weights)
         # Components whose prepare() timed out, by id: (retry after, why), so later checks skip them at once.
         self._unready: dict[int, tuple[float, str]] = {}
         # Prepares running in the background, by component id, and the components a check gave up waiting
@@ -193,7 +208,16 @@ class Checker:
         clone.agents = tuple(agents)
         clone.profile = None
         clone._judged_by = None
+        clone._alpha = None
         return clone
+
+    def trust_weights(self) -> dict[str, float]:
+        """The deliberation policy's trust weight of each agent (1 each without a trust file)."""
+        if self._alpha is None:
+            path = self.deliberation.trust
+            trust = Trust.load(path) if path else None
+            self._alpha = {a.name: trust.weight(a.name) if trust is not None else 1.0 for a in self.agents}
+        return self._alpha
 
     def judged_by(self) -> JudgedBy:
         """Who judges this checker's checks (a verdict's ``judged_by``): the profile its agents came from
@@ -494,7 +518,8 @@ class Checker:
                 return await _abstain(agent, broken[agent.name])
             return await self._ask(agent, claim, limit, recorder, broken)
 
-        judgments = await self.routing.run(list(by_name), ask)
+        first = self.deliberation.round0_agents(list(by_name), self.trust_weights())
+        judgments = await self.routing.run(first, ask)
         asked = {j.agent for j in judgments}
         avoided = sum(1 for name in by_name if name not in asked and name not in broken)
         if avoided:
@@ -546,6 +571,7 @@ class Checker:
                 confidence=assessment.confidence if assessment.factuality is not None else 0.0,
                 rationale=valid_unicode(str(assessment.rationale)),
                 evidence=_shown(evidence, assessment.evidence),
+                signals=assessment.signals,
             )
 
         async def judge_beside() -> Judgment:
@@ -603,6 +629,7 @@ class _Run:
         self.interrupt = Interrupt()
         self.limit = asyncio.Semaphore(checker.limits.max_concurrency)
         self.broken: dict[str, str] = {}  # agent -> why it is out of this check (refused, unready, language)
+        self.deadline: float | None = None  # the event loop's time the check must end by
 
     async def drive(
         self, given: list[Claim] | None, emit: Callable[[CheckEvent | BaseException], None], go: asyncio.Event
@@ -632,6 +659,7 @@ class _Run:
         checker, recorder, text = self.checker, self.recorder, self.text
         loop = asyncio.get_running_loop()
         deadline = None if self.deadline_s is None else loop.time() + self.deadline_s
+        self.deadline = deadline
         partial, language = False, None
         skipped: tuple[SkippedSentence, ...] = ()
         verdicts: dict[int, ClaimVerdict] = {}
@@ -694,7 +722,7 @@ class _Run:
         with recorder.timed("prepare"):
             self.broken.update(await checker._prepare_agents(recorder, self.prepare_wait_s))
             refused = checker._refuse_unread_language(detection, self.broken, recorder)
-        tasks = {asyncio.create_task(self._claim(claim)): i for i, claim in enumerate(timed)}
+        tasks = {asyncio.create_task(self._claim(claim, i, emit)): i for i, claim in enumerate(timed)}
         pending = set(tasks)
         try:
             while pending:
@@ -709,9 +737,9 @@ class _Run:
         # The language acted on, or one the detector is sure of; None for a short or mixed text.
         return detection.code if detection and (refused or detection.sure) else None
 
-    async def _claim(self, claim: Claim) -> ClaimVerdict:
-        """One claim judged by the agents the routing asks, its passages' dates marked, dependent
-        agreeing agents merged (``independence``), then scored."""
+    async def _claim(self, claim: Claim, index: int, emit: Callable[[CheckEvent], None]) -> ClaimVerdict:
+        """One claim judged by the agents the routing asks, its passages' dates marked, deliberated where
+        the policy's gate sends it on, dependent agreeing agents merged (``independence``), then scored."""
         checker, recorder = self.checker, self.recorder
         try:
             judgments = await checker._judge_claim(claim, self.limit, recorder, self.broken)
@@ -724,11 +752,64 @@ class _Run:
             judgments = _abstentions(checker, f"check failed: {type(exc).__name__}: {exc}")
         # Passages dated far from the time their claim speaks of are marked (docs/time.md).
         judgments = tuple(marked(j, claim, self.reference) for j in judgments)
+        record = None
+        if checker.deliberation.active:
+            judgments, record = await self._deliberate(claim, index, judgments, emit)
         if checker.independence is not None:
             # Agents citing near-duplicate evidence count once (ECMR); merges are noted in usage.
             judgments, notes = independent_judgments(claim.id, judgments, checker.independence)
             recorder.notes.extend(notes)
-        return score_claim(claim, judgments, checker.scorer, checker.labels)
+        verdict = score_claim(claim, judgments, checker.scorer, checker.labels)
+        return verdict if record is None else replace(verdict, deliberation=record)
+
+    async def _deliberate(
+        self, claim: Claim, index: int, judgments: tuple[Judgment, ...], emit: Callable[[CheckEvent], None]
+    ) -> tuple[tuple[Judgment, ...], Deliberation]:
+        """The claim's deliberation (:class:`~factcheck.deliberation.floor.Floor`): the judgments to score
+        and its record. It ends a little before the check's deadline, so the claim keeps an answer."""
+        checker = self.checker
+        policy = checker.deliberation
+
+        async def ask(agent: Agent, recorder: UsageRecorder) -> Judgment:
+            if agent.name in self.broken:
+                return await _abstain(agent, self.broken[agent.name])
+            return marked(await checker._ask(agent, claim, self.limit, recorder, self.broken), claim, self.reference)
+
+        def announce(step: DeliberationStep) -> None:
+            emit(ClaimDeliberated(index, policy.name, step))
+
+        floor = Floor(
+            claim,
+            checker.agents,
+            judgments,
+            policy=policy,
+            roles=_roles(policy),
+            alpha=checker.trust_weights(),
+            ask=ask,
+            mark=lambda j: marked(j, claim, self.reference),
+            recorder=self.recorder,
+            out=self.broken,
+            timeout_s=checker.limits.agent_timeout_s,
+            max_evidence=checker.limits.max_evidence,
+            on_step=announce,
+        )
+        until = None
+        if self.deadline is not None and self.deadline_s is not None:
+            until = self.deadline - max(DELIBERATION_RESERVE_S, DELIBERATION_RESERVE_SHARE * self.deadline_s)
+        return await floor.run(until)
+
+
+DELIBERATION_RESERVE_S = 0.05  # deliberation ends this much (or the share below of the deadline) before it
+DELIBERATION_RESERVE_SHARE = 0.02
+
+
+def _roles(policy: Deliberator) -> Roles:
+    """Who plays ``policy``'s roles: the agents' verifiers, or the configured model (``roles = "llm"``)."""
+    if policy.roles == "llm":
+        from factcheck.deliberation.llm_roles import LLMRoles
+
+        return LLMRoles()
+    return VerifierRoles()
 
 
 def _abstentions(checker: Checker, reason: str) -> tuple[Judgment, ...]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from rich.console import Console, Group
@@ -9,8 +10,28 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from factcheck.types import ClaimTime, ClaimVerdict, JudgedBy, Judgment, Label, TextVerdict
+from factcheck.scoring import REPLAYED_NOTE
+from factcheck.types import (
+    ClaimTime,
+    ClaimVerdict,
+    Deliberation,
+    DeliberationStep,
+    JudgedBy,
+    Judgment,
+    Label,
+    TextVerdict,
+)
 from factcheck.usage import answers_from_cache
+
+# Control characters (an ESC would let a passage or a model's text drive the terminal) and the bidirectional
+# controls (they make text read otherwise than it is), which rich passes through: untrusted text loses them.
+UNSHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def shown(text: object) -> str:
+    """Untrusted text as the report may print it: without control characters."""
+    return UNSHOWN.sub("", str(text))
+
 
 LABEL_STYLES = {
     Label.TRUE: "bold green",
@@ -26,34 +47,34 @@ def _score(score: float | None) -> str:
 
 def _judgment_line(judgment: Judgment) -> Text:
     line = Text("  • ")
-    line.append(judgment.agent, style="bold")
+    line.append(shown(judgment.agent), style="bold")
     if judgment.factuality is None:
         line.append(": abstained", style="dim")
         if judgment.error:
-            line.append(f" ({judgment.error})", style="red")
+            line.append(f" ({shown(judgment.error)})", style="red")
         elif judgment.rationale:
-            line.append(f" ({judgment.rationale})", style="dim")
+            line.append(f" ({shown(judgment.rationale)})", style="dim")
     else:
         verdict = "true" if judgment.factuality else "false"
         line.append(f": {verdict}", style="green" if judgment.factuality else "red")
         line.append(f", confidence {judgment.confidence:.2f}")
         if judgment.rationale:
-            line.append(f"\n      {judgment.rationale}", style="dim")
+            line.append(f"\n      {shown(judgment.rationale)}", style="dim")
     # Several passages of one document show as one citation.
     passages = Counter(
         (item.title or item.source, item.url, item.published_at, item.time_note) for item in judgment.evidence
     )
     for (title, url, dated, time_note), count in passages.items():
         line.append("\n      ↳ ")
-        line.append(title, style="cyan")
+        line.append(shown(title), style="cyan")
         if count > 1:
             line.append(f" ({count} passages)", style="dim")
         if time_note:
-            line.append(f" (of another time: {time_note})", style="yellow")
+            line.append(f" (of another time: {shown(time_note)})", style="yellow")
         elif dated:
             line.append(f" (dated {dated[:10]})", style="dim")
         if url:
-            line.append(f" {url}", style="underline blue")
+            line.append(f" {shown(_readable_url(url))}", style="underline blue")
     return line
 
 
@@ -70,17 +91,109 @@ def _claim_block(verdict: ClaimVerdict) -> Group:
     head.append(f"[{verdict.claim.id}] ", style="dim")
     head.append(str(verdict.label), style=LABEL_STYLES[verdict.label])
     head.append(f"  {_score(verdict.score)}{', weak' if verdict.strength == 'weak' else ''}  ", style="dim")
-    head.append(verdict.claim.text)
+    head.append(shown(verdict.claim.text))
     if verdict.claim.attributed_to:
-        said = f"\n    (what {verdict.claim.attributed_to} says: the verdict is on the claim, not on who said it)"
+        said = (
+            f"\n    (what {shown(verdict.claim.attributed_to)} says: the verdict is on the claim, not on who said it)"
+        )
         head.append(said, style="dim")
     elif verdict.claim.original:
-        head.append(f"\n    (as written: {verdict.claim.original})", style="dim")
+        head.append(f"\n    (as written: {shown(verdict.claim.original)})", style="dim")
     if verdict.claim.time is not None:
         head.append(f"\n    (speaks of {time_phrase(verdict.claim.time)})", style="dim")
+    settled = verdict.deliberation
     for note in verdict.notes:
-        head.append(f"\n    note: {note}", style="yellow")
-    return Group(head, *(_judgment_line(j) for j in verdict.judgments), Text(""))
+        if settled is not None and settled.deliberated and note == REPLAYED_NOTE:
+            continue  # the deliberation's own lines say it
+        head.append(f"\n    note: {shown(note)}", style="yellow")
+    lines = [head, *(_judgment_line(j) for j in verdict.judgments)]
+    if settled is not None:
+        lines.append(deliberation_block(settled))
+    return Group(*lines, Text(""))
+
+
+RATIONALE_CHARS = 200  # of a deliberation step's rationale or weak point; the JSON has them whole
+QUOTE_CHARS = 160  # of the counter-evidence a critique presents
+
+
+def clip(text: str, length: int) -> str:
+    """``text`` on one line, cut to ``length`` characters with an ellipsis."""
+    flat = " ".join(shown(text).split())
+    return flat if len(flat) <= length else flat[: length - 1].rstrip() + "…"
+
+
+def _step_lines(step: DeliberationStep) -> Text:
+    line = Text(f"    {step.number}. ")
+    line.append(shown(step.action), style="bold")
+    if step.role:
+        line.append(f" · {shown(step.role)}")
+    if step.actor:
+        line.append(f" ({shown(step.actor)})", style="dim")
+    judgment = step.judgment
+    if judgment is not None:
+        if judgment.factuality is None:
+            line.append(": abstained", style="dim")
+        else:
+            verdict = "true" if judgment.factuality else "false"
+            line.append(f": {verdict}", style="green" if judgment.factuality else "red")
+            line.append(f", confidence {judgment.confidence:.2f}")
+    if not step.applied:
+        line.append(", not applied: less sure than the answer it would overturn", style="yellow")
+    elif step.replaces:
+        whose = "its" if step.replaces == step.actor else f"{shown(step.replaces)}'s"
+        line.append(f", in place of {whose} first answer", style="dim")
+    if step.cost.calls:
+        line.append(f" · {plural(step.cost.calls, 'call')}", style="dim")
+    if judgment is not None:
+        if judgment.rationale:
+            line.append(f"\n         {clip(judgment.rationale, RATIONALE_CHARS)}", style="dim")
+        if judgment.error and not step.error:
+            line.append(f"\n         error: {clip(judgment.error, RATIONALE_CHARS)}", style="red")
+    critique = step.critique
+    if critique is not None:
+        if critique.weak_point:
+            line.append("\n         weak point: ")
+            line.append(clip(critique.weak_point, RATIONALE_CHARS), style="dim")
+        if critique.counter:
+            first = critique.counter[0]
+            line.append("\n         counter-evidence: ")
+            line.append(clip(first.title or first.source, RATIONALE_CHARS), style="cyan")
+            if first.text:
+                line.append(f' "{clip(first.text, QUOTE_CHARS)}"', style="dim")
+            if len(critique.counter) > 1:
+                line.append(f" (+{len(critique.counter) - 1} more)", style="dim")
+        for hint in critique.hints:
+            line.append(f"\n         hint: {clip(hint, RATIONALE_CHARS)}", style="dim")
+    query = step.query or (critique.query if critique is not None else None)
+    if query:
+        line.append(f"\n         query: {clip(query, RATIONALE_CHARS)}", style="dim")
+    if step.evidence and judgment is None:
+        line.append(f"\n         found {plural(len(step.evidence), 'passage')}", style="dim")
+    if step.relied_on:
+        line.append(f"\n         relied on: {shown(', '.join(step.relied_on))}", style="dim")
+    if step.error:
+        line.append(f"\n         error: {clip(step.error, RATIONALE_CHARS)}", style="red")
+    return line
+
+
+def deliberation_block(deliberation: Deliberation) -> Text:
+    """How the agents settled a claim: why it was deliberated, each step and why it stopped; one line
+    for a claim the policy let stand after the first round."""
+    if not deliberation.deliberated:
+        return Text(f"  deliberation ({shown(deliberation.policy)}): settled in the first round", style="dim")
+    block = Text("  how the agents settled it", style="bold")
+    block.append(f" ({shown(deliberation.policy)})", style="dim")
+    if deliberation.replayed:
+        block.append(" (recorded steps kept, not re-run)", style="yellow")
+    block.append(f"\n    why: {shown(deliberation.gated)}", style="dim")
+    for step in deliberation.steps:
+        block.append("\n")
+        block.append_text(_step_lines(step))
+    if not deliberation.steps:
+        block.append("\n    no step was taken", style="dim")
+    if deliberation.stopped:
+        block.append(f"\n    stopped: {shown(deliberation.stopped)}", style="dim")
+    return block
 
 
 def agents_line(verdict: TextVerdict) -> Text:
@@ -94,10 +207,10 @@ def agents_line(verdict: TextVerdict) -> Text:
         line.append(", " if number else "")
         errors = {j.error for j in judgments if j.error}
         if len(errors) == 1 and all(j.error for j in judgments):
-            line.append(agent, style="red")
-            line.append(f" ({errors.pop()})", style="dim")
+            line.append(shown(agent), style="red")
+            line.append(f" ({shown(errors.pop())})", style="dim")
         else:
-            line.append(agent, style="bold")
+            line.append(shown(agent), style="bold")
     return line
 
 
@@ -160,7 +273,7 @@ def skipped_block(verdict: TextVerdict) -> Text:
     for skipped in verdict.skipped:
         block.append("\n  • ")
         block.append(f"[{skipped.rule}] ", style="yellow")
-        block.append(skipped.text, style="dim")
+        block.append(shown(skipped.text), style="dim")
     return block
 
 
@@ -179,3 +292,11 @@ def usage_line(verdict: TextVerdict) -> Text:
         parts.append(f"{u.estimated_llm_calls} calls' tokens estimated")
     parts += [f"{approx}${u.cost_usd:.4f}", plural(hits, "cache hit"), f"{u.wall_s.get('total', 0.0):.1f} s"]
     return Text("usage: " + ", ".join(parts), style="dim")
+
+
+def _readable_url(url: str) -> str:
+    """A passage's address as the report shows it: a local corpus file by its name alone (a report is
+    handed on, and the folder it was read from is nobody else's business), any other URL as it is."""
+    if url.startswith("file://"):
+        return url.rstrip("/").rsplit("/", 1)[-1]
+    return url

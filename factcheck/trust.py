@@ -13,6 +13,10 @@ judgments, its abstention rate, and two weights:
   ``acc`` its accuracy so far, and learning rate ``a``.
 
 An agent the file does not know gets weight 1.
+
+``factcheck calibrate --gate`` adds an optional ``"gate"`` object: the deliberation gates' fitted
+thresholds per policy (:func:`gate_thresholds`). :meth:`Trust.from_dict` reads only ``agents``, so a
+reader of trust alone ignores it.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from factcheck.types import Judgment, TextVerdict
 
 TRUST_SCHEMA = "factcheck-trust/1"
 WEIGHTINGS = ("log_odds", "pamas")
+GATE = "gate"  # the optional key of the fitted deliberation gate thresholds (factcheck calibrate --gate)
 
 
 @dataclass(frozen=True)
@@ -114,6 +119,30 @@ class Trust:
             raise ConfigError(f"trust file not found: {path}") from None
         except json.JSONDecodeError as exc:
             raise InputError(f"{path}: not valid JSON ({exc.msg})") from None
+
+
+def gate_thresholds(path: str | Path) -> dict[str, dict[str, float]]:
+    """The deliberation gate thresholds ``factcheck calibrate --gate`` fitted, as each policy's options by
+    policy name (``{"lase": {"tau_conf": 0.86}, "ecmr": {"tau_confidence": 0.71}}``), for
+    ``policy.configure(**thresholds[policy.name])``; empty when the trust file has no ``"gate"`` object."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"trust file not found: {path}") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not valid JSON ({exc.msg})") from None
+    if not isinstance(data, dict) or data.get("schema") != TRUST_SCHEMA:
+        raise InputError(f"{path}: not a trust file (expected schema {TRUST_SCHEMA!r})")
+    gate = data.get(GATE)
+    if gate is None:
+        return {}
+    try:
+        return {
+            str(name): {str(k): float(v) for k, v in dict(fit["options"]).items()}
+            for name, fit in dict(gate["policies"]).items()
+        }
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(f"{path}: malformed gate object: {exc}") from None
 
 
 def claim_cases(records: Sequence[Mapping[str, Any]]) -> list[tuple[int, tuple[Judgment, ...], bool]]:

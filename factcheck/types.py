@@ -277,6 +277,7 @@ class Assessment:
     confidence: float
     rationale: str = ""
     evidence: tuple[Evidence, ...] | None = None
+    signals: tuple[tuple[str, float], ...] = ()  # how sure the reading was, for a deliberation gate (Judgment)
 
     def __post_init__(self) -> None:
         if self.factuality is not None and not isinstance(self.factuality, bool):
@@ -294,6 +295,11 @@ class Judgment:
     ``w`` of the MAFC paper is ``+confidence`` for true and ``-confidence`` for
     false; a judgment of false with confidence 0 is ``-0.0`` and still counts
     as a false vote.
+
+    ``signals`` are what the verifier measured of its own certainty, by name: ``lp_min`` (the log-probability
+    of the least likely token of the answer, or of the deciding class), ``h_max`` (the largest next-token
+    entropy over the answer, in nats), ``counter`` (the opposing evidence's strength over the deciding
+    evidence's). A deliberation gate reads them (:mod:`factcheck.deliberation`); most judgments have none.
     """
 
     agent: str
@@ -302,6 +308,7 @@ class Judgment:
     rationale: str = ""
     evidence: tuple[Evidence, ...] = ()
     error: str | None = None
+    signals: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self) -> None:
         if not (isinstance(self.confidence, int | float) and 0.0 <= self.confidence <= 1.0):
@@ -326,9 +333,13 @@ class Judgment:
             raise InputError(f"signed score of agent {agent!r} must be in [-1, 1], got {w!r}")
         return cls(agent=agent, factuality=math.copysign(1.0, w) > 0, confidence=abs(w), rationale=rationale)
 
+    def signal(self, name: str) -> float | None:
+        """The signal ``name`` (:attr:`signals`), ``None`` when the verifier gave none."""
+        return dict(self.signals).get(name)
+
     def to_dict(self) -> dict[str, Any]:
-        """The judgment's JSON fields."""
-        return {
+        """The judgment's JSON fields (``signals`` only when it has some)."""
+        data: dict[str, Any] = {
             "agent": self.agent,
             "factuality": self.factuality,
             "confidence": self.confidence,
@@ -336,6 +347,9 @@ class Judgment:
             "evidence": [e.to_dict() for e in self.evidence],
             "error": self.error,
         }
+        if self.signals:
+            data["signals"] = dict(self.signals)
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Judgment:
@@ -352,7 +366,21 @@ class Judgment:
             rationale=str(data.get("rationale") or ""),
             evidence=tuple(Evidence.from_dict(e) for e in _list(data.get("evidence"), "judgment evidence")),
             error=_optional_str(data.get("error"), "judgment error"),
+            signals=_signals(data.get("signals")),
         )
+
+
+def _signals(data: Any) -> tuple[tuple[str, float], ...]:
+    if data is None:
+        return ()
+    if not isinstance(data, Mapping):
+        raise InputError(f"judgment signals must be an object, got {type(data).__name__}")
+    signals = []
+    for name, value in data.items():
+        number = _optional_float(value, f"judgment signal {name}")
+        if number is not None:
+            signals.append((str(name), number))
+    return tuple(signals)
 
 
 WEAK_BELOW = 0.5  # a verdict is weak when |2 * score - 1| is below this: a score between 0.25 and 0.75
@@ -381,6 +409,7 @@ class ClaimVerdict:
     score: float | None = None
     label: Label = Label.UNVERIFIED
     notes: tuple[str, ...] = ()  # what a reader should know about this verdict (its evidence is of another time)
+    deliberation: Deliberation | None = None  # how the agents settled it, when a deliberation policy ran
 
     @property
     def verified(self) -> bool:
@@ -401,6 +430,7 @@ class ClaimVerdict:
             "strength": self.strength,
             "judgments": [j.to_dict() for j in self.judgments],
             "notes": list(self.notes),
+            **({"deliberation": self.deliberation.to_dict()} if self.deliberation is not None else {}),
         }
 
     @classmethod
@@ -414,6 +444,192 @@ class ClaimVerdict:
             score=_optional_float(data.get("score"), "claim score"),
             label=Label.parse(label) if label is not None else Label.UNVERIFIED,
             notes=tuple(str(n) for n in _list(data.get("notes"), "claim notes")),
+            deliberation=Deliberation.from_dict(data["deliberation"]) if data.get("deliberation") else None,
+        )
+
+
+@dataclass(frozen=True)
+class Critique:
+    """What a supporting role said of the leading verdict, never a verdict itself: the weak point it names,
+    the counter-evidence it presents, hints (a collaborator's or an expert's) and a query to search next."""
+
+    weak_point: str
+    counter: tuple[Evidence, ...] = ()
+    hints: tuple[str, ...] = ()
+    query: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "weak_point": self.weak_point,
+            "counter": [e.to_dict() for e in self.counter],
+            "hints": list(self.hints),
+            "query": self.query,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Critique:
+        return cls(
+            weak_point=str(data.get("weak_point") or ""),
+            counter=tuple(Evidence.from_dict(e) for e in _list(data.get("counter"), "critique counter")),
+            hints=tuple(str(h) for h in _list(data.get("hints"), "critique hints")),
+            query=_optional_str(data.get("query"), "critique query"),
+        )
+
+
+@dataclass(frozen=True)
+class StepCost:
+    """What one deliberation step spent: agent calls (retrievals, verifier readings and model calls), passages
+    read, model calls and tokens, dollars and seconds."""
+
+    calls: int = 0
+    passages: int = 0
+    llm_calls: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "calls": self.calls,
+            "passages": self.passages,
+            "llm_calls": self.llm_calls,
+            "tokens": self.tokens,
+            "cost_usd": self.cost_usd,
+            "seconds": self.seconds,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> StepCost:
+        data = data or {}
+        return cls(
+            calls=int(data.get("calls") or 0),
+            passages=int(data.get("passages") or 0),
+            llm_calls=int(data.get("llm_calls") or 0),
+            tokens=int(data.get("tokens") or 0),
+            cost_usd=float(data.get("cost_usd") or 0.0),
+            seconds=float(data.get("seconds") or 0.0),
+        )
+
+
+DELIBERATION_ACTIONS = ("verify", "challenge", "support", "revise", "arbitrate", "diversify", "stop")
+
+
+@dataclass(frozen=True)
+class DeliberationStep:
+    """One recorded step of a deliberation: the ``action``, the ``role`` that took it ("devil's advocate",
+    "collaborator", "expert", "leader", "decision-maker", "verifier") and its ``actor`` (an agent's name or a
+    model), and what it produced: a ``judgment`` (verify, revise, arbitrate) or a ``critique`` (challenge,
+    support), the ``query`` it searched and the new ``evidence`` it found.
+
+    ``inputs`` names what the step was shown and ``relied_on`` what its ruling says it rested on, as ids
+    (``judgment:web``, ``evidence:web#2``, ``critique:1``); ``replaces`` the agent whose judgment the step's
+    judgment takes the place of; ``applied`` is false for a ruling that was recorded but did not overturn the
+    standing answer (it was less sure). ``error`` says why a step failed (the deliberation then stopped)."""
+
+    number: int
+    action: str
+    role: str
+    actor: str
+    judgment: Judgment | None = None
+    critique: Critique | None = None
+    query: str | None = None
+    evidence: tuple[Evidence, ...] = ()
+    inputs: tuple[str, ...] = ()
+    relied_on: tuple[str, ...] = ()
+    replaces: str | None = None
+    cost: StepCost = StepCost()
+    error: str | None = None
+    applied: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "number": self.number,
+            "action": self.action,
+            "role": self.role,
+            "actor": self.actor,
+            "judgment": self.judgment.to_dict() if self.judgment is not None else None,
+            "critique": self.critique.to_dict() if self.critique is not None else None,
+            "query": self.query,
+            "evidence": [e.to_dict() for e in self.evidence],
+            "inputs": list(self.inputs),
+            "relied_on": list(self.relied_on),
+            "replaces": self.replaces,
+            "cost": self.cost.to_dict(),
+            "error": self.error,
+            "applied": self.applied,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> DeliberationStep:
+        judgment, critique = data.get("judgment"), data.get("critique")
+        return cls(
+            number=int(_require(data, "number", "deliberation step")),
+            action=str(_require(data, "action", "deliberation step")),
+            role=str(data.get("role") or ""),
+            actor=str(data.get("actor") or ""),
+            judgment=Judgment.from_dict(judgment) if judgment else None,
+            critique=Critique.from_dict(critique) if critique else None,
+            query=_optional_str(data.get("query"), "deliberation step query"),
+            evidence=tuple(Evidence.from_dict(e) for e in _list(data.get("evidence"), "deliberation step evidence")),
+            inputs=tuple(str(i) for i in _list(data.get("inputs"), "deliberation step inputs")),
+            relied_on=tuple(str(i) for i in _list(data.get("relied_on"), "deliberation step relied_on")),
+            replaces=_optional_str(data.get("replaces"), "deliberation step replaces"),
+            cost=StepCost.from_dict(data.get("cost")),
+            error=_optional_str(data.get("error"), "deliberation step error"),
+            applied=bool(data.get("applied", True)),
+        )
+
+
+@dataclass(frozen=True)
+class Deliberation:
+    """How the agents settled one claim (``claim.deliberation``): the ``policy`` and its options, the
+    ``state`` it read after the first round, why it deliberated (``gated``; ``None``: it stopped at the first
+    round), its ``steps`` and why it ``stopped``. ``replaced`` keeps the first-round judgments a step took
+    the place of, so the first round can be rebuilt from any record; ``replayed`` marks a record re-scored
+    from a saved check, whose steps were kept, not run again."""
+
+    policy: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    state: Mapping[str, Any] = field(default_factory=dict)
+    gated: str | None = None
+    steps: tuple[DeliberationStep, ...] = ()
+    stopped: str = ""
+    replaced: tuple[Judgment, ...] = ()
+    replayed: bool = False
+
+    @property
+    def deliberated(self) -> bool:
+        """True when the gate sent the claim on past the first round."""
+        return self.gated is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "policy": self.policy,
+            "options": dict(self.options),
+            "state": dict(self.state),
+            "gated": self.gated,
+            "steps": [s.to_dict() for s in self.steps],
+            "stopped": self.stopped,
+            "replaced": [j.to_dict() for j in self.replaced],
+            "replayed": self.replayed,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Deliberation:
+        if not isinstance(data, Mapping):
+            raise InputError(f"claim deliberation must be an object, got {type(data).__name__}")
+        options, state = data.get("options") or {}, data.get("state") or {}
+        if not isinstance(options, Mapping) or not isinstance(state, Mapping):
+            raise InputError("deliberation options and state must be objects")
+        return cls(
+            policy=str(_require(data, "policy", "deliberation")),
+            options=dict(options),
+            state=dict(state),
+            gated=_optional_str(data.get("gated"), "deliberation gated"),
+            steps=tuple(DeliberationStep.from_dict(s) for s in _list(data.get("steps"), "deliberation steps")),
+            stopped=str(data.get("stopped") or ""),
+            replaced=tuple(Judgment.from_dict(j) for j in _list(data.get("replaced"), "deliberation replaced")),
+            replayed=bool(data.get("replayed", False)),
         )
 
 

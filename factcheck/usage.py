@@ -48,6 +48,27 @@ class UsageRecorder:
             with self._lock:
                 self.wall_s[stage] = self.wall_s.get(stage, 0.0) + elapsed
 
+    def absorb(self, other: UsageRecorder) -> None:
+        """Add what ``other`` recorded (one deliberation step's own record) to this record."""
+        with other._lock:
+            calls, hits, errors = Counter(other.calls), Counter(other.cache_hits), Counter(other.errors)
+            wall, notes = dict(other.wall_s), list(other.notes)
+            numbers = (other.llm_calls, other.prompt_tokens, other.completion_tokens, other.search_calls)
+            estimated, cost = other.estimated_llm_calls, other.cost_usd
+        with self._lock:
+            self.calls.update(calls)
+            self.cache_hits.update(hits)
+            self.errors.update(errors)
+            for stage, seconds in wall.items():
+                self.wall_s[stage] = self.wall_s.get(stage, 0.0) + seconds
+            self.notes.extend(n for n in notes if n not in self.notes)
+            self.llm_calls += numbers[0]
+            self.prompt_tokens += numbers[1]
+            self.completion_tokens += numbers[2]
+            self.search_calls += numbers[3]
+            self.estimated_llm_calls += estimated
+            self.cost_usd += cost
+
     def freeze(self) -> Usage:
         """The immutable :class:`~factcheck.Usage` for the result."""
         with self._lock:

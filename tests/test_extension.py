@@ -183,7 +183,8 @@ class FakeServer:
     one containing a key of ``kill`` (``(n, event)``) sends ``n`` ``claim`` events, waits for the event,
     then closes the connection, its chunked body unfinished, as when the server is killed. ``notes`` go
     into the verdict (top level and usage); ``claim_notes`` into each claim; ``verdict_extra`` is laid
-    over the verdict (another rule's label, a ``judged_by``).
+    over the verdict (another rule's label, a ``judged_by``). Each step of ``deliberation`` is sent as a
+    ``deliberation`` event (policy ``lase``) before each claim's ``claim`` (before a hold, too).
     """
 
     SENTENCE = re.compile(r"[^\s.!?](?:[^.!?\n]|\n(?!\n))*[.!?]")
@@ -196,6 +197,7 @@ class FakeServer:
         self.claim_extra: dict[str, Any] = {}  # fields laid over every claim (a time, dated evidence)
         self.verdict_extra: dict[str, Any] = {}
         self.kill: dict[str, tuple[int, threading.Event]] = {}
+        self.deliberation: list[dict[str, Any]] = []  # steps sent as "deliberation" events before each claim's
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -217,6 +219,8 @@ class FakeServer:
                 gate = next((event for key, event in fake.hold.items() if key in text), None)
                 kill, killed = next((after for key, after in fake.kill.items() if key in text), (None, None))
                 for index, claim in enumerate(claims):
+                    for step in fake.deliberation:
+                        self.event("deliberation", {"index": index, "policy": "lase", "step": step})
                     if index == 1 and gate is not None:
                         gate.wait(30)
                     if index == kill and killed is not None:  # as a killed server's: closed, the body cut short
@@ -1262,3 +1266,179 @@ def test_popup_shows_untrusted_text_without_bidirectional_controls(ext: Extensio
         "return [...document.querySelectorAll('.claim-text, .source-name, .rationale, #notes li')].map((e) => e.dir)"
     )
     assert directions and set(directions) == {"auto"}
+
+
+# A claim's deliberation (issue 27), as Deliberation.to_dict() gives it: a challenge and the leader's revision.
+COUNTER: dict[str, Any] = {
+    "source": "web",
+    "title": "Trial X",
+    "url": "https://example.org/x",
+    "text": "Statins did not lower LDL.",
+}
+STEPS: list[dict[str, Any]] = [
+    {
+        "number": 1,
+        "action": "challenge",
+        "role": "devil's advocate",
+        "actor": "verifier:lexical",
+        "judgment": None,
+        "critique": {"weak_point": "rests on one review", "counter": [COUNTER], "hints": [], "query": "statins no"},
+        "query": None,
+        "evidence": [],
+        "inputs": ["judgment:web"],
+        "relied_on": [],
+        "replaces": None,
+        "cost": {"calls": 2, "passages": 3, "llm_calls": 0, "tokens": 0, "cost_usd": 0.0, "seconds": 0.01},
+        "error": None,
+    },
+    {
+        "number": 2,
+        "action": "revise",
+        "role": "leader",
+        "actor": "web",
+        "judgment": {
+            "agent": "web",
+            "factuality": False,
+            "confidence": 0.8,
+            "rationale": "trial X says no",
+            "evidence": [COUNTER],
+            "error": None,
+        },
+        "critique": None,
+        "query": None,
+        "evidence": [],
+        "inputs": ["judgment:web", "critique:1"],
+        "relied_on": ["critique:1"],
+        "replaces": "web",
+        "cost": {"calls": 1, "passages": 1, "llm_calls": 0, "tokens": 0, "cost_usd": 0.0, "seconds": 0.01},
+        "error": None,
+    },
+]
+SETTLED: dict[str, Any] = {
+    "policy": "lase",
+    "options": {},
+    "state": {"leader": "web"},
+    "gated": "the leader is unsure: confidence 0.55 < tau_conf 0.6",
+    "steps": STEPS,
+    "stopped": "the leader is sure after revising",
+    "replaced": [],
+    "replayed": False,
+}
+DELIBERATION_VIEW = """return [...document.querySelectorAll('#claims > li.claim')].map((claim) => {
+    const details = claim.querySelector('details.deliberation');
+    return {
+      open: details?.open ?? null,
+      summary: details?.querySelector('summary')?.textContent ?? null,
+      why: details?.querySelector('.deliberation-why')?.textContent ?? null,
+      steps: [...(details?.querySelectorAll('.step') ?? [])].map((step) => step.innerText.split('\\n')),
+      stopped: details?.querySelector('.deliberation-stopped')?.textContent ?? null,
+      replayed: details?.querySelector('.deliberation-replayed')?.textContent ?? null,
+      links: [...(details?.querySelectorAll('a') ?? [])].map((a) => a.href),
+      none: claim.querySelector('.deliberation-none')?.textContent ?? null,
+      deliberating: claim.querySelector('.deliberating')?.textContent ?? null,
+    };
+  })"""
+
+
+def test_popup_shows_how_the_agents_settled_a_claim_collapsed_and_as_text(ext: Extension) -> None:
+    hostile = "<img src=x onerror=\"document.title='owned'\">"
+    steps = [
+        {
+            **STEPS[0],
+            "critique": {
+                **STEPS[0]["critique"],
+                "weak_point": f"weak {hostile}",
+                "counter": [{**COUNTER, "title": hostile}, {**COUNTER, "url": "javascript:alert(1)"}],
+            },
+        },
+        {**STEPS[1], "error": f"failed {hostile}"},
+    ]
+    judgment = {"agent": "web", "factuality": False, "confidence": 0.8, "rationale": "r", "evidence": [], "error": None}
+    base = {"span": None, "label": "FALSE", "score": 0.1, "notes": [], "judgments": [judgment]}
+    claims = [
+        {
+            **base,
+            "id": "c1",
+            "text": "Statins lower LDL.",
+            "deliberation": {**SETTLED, "steps": steps, "replayed": True},
+        },
+        {**base, "id": "c2", "text": "Smoking is healthy.", "deliberation": {**SETTLED, "gated": None, "steps": []}},
+        {**base, "id": "c3", "text": "Salt is sweet."},  # no deliberation ran: nothing shown
+    ]
+    verdict = {"label": "FALSE", "labels": "compose", "score": 0.1, "claims": claims, "partial": False}
+    state: dict[str, Any] = {
+        "status": "done",
+        "kind": "text",
+        "text": "x",
+        "title": None,
+        "url": None,
+        "claims": claims,
+    }
+    state |= {"verdict": verdict, "error": None, "notes": []}
+    ext.call("await chrome.storage.session.set({'check:tab:999997': args[0]});", state)
+    ext.popup(999997)
+    first, second, third = ext.browser.execute_script(DELIBERATION_VIEW)
+    assert first["open"] is False  # collapsed under the claim
+    assert first["summary"] == "How the agents settled it (lase): 2 steps"
+    assert first["why"] == "Why: the leader is unsure: confidence 0.55 < tau_conf 0.6"
+    assert first["replayed"] == "Recorded steps kept, not re-run"
+    assert first["stopped"] == "Stopped: the leader is sure after revising"
+    ext.browser.execute_script("document.querySelector('details.deliberation').open = true")
+    first = ext.browser.execute_script(DELIBERATION_VIEW)[0]
+    assert first["steps"][0] == [
+        "challenge · devil's advocate (verifier:lexical) · 2 calls",
+        f"Weak point: weak {hostile}",
+        f"Counter-evidence, from {hostile} · 1 more",
+        "Statins did not lower LDL.",
+        "Searched: statins no",
+    ]
+    assert first["steps"][1] == [
+        "revise · leader (web): false (0.80), in place of its first answer · 1 call",
+        "trial X says no",
+        "Relied on: critique:1",
+        f"failed {hostile}",
+    ]
+    assert first["links"] == ["https://example.org/x"]
+    assert ext.browser.execute_script("return document.querySelectorAll('body img').length") == 0
+    assert ext.browser.title != "owned"
+    assert (second["open"], second["none"]) == (None, "Deliberation (lase): settled in the first round")
+    assert (third["open"], third["none"]) == (None, None)
+
+
+def test_the_stream_s_deliberation_steps_show_as_progress_then_under_the_claim(
+    ext: Extension, fake: FakeServer, pages: str
+) -> None:
+    ext.use(fake.url)
+    gate = fake.hold.setdefault("Deliberated claims wait", threading.Event())
+    fake.deliberation = STEPS
+    fake.claim_extra = {"deliberation": SETTLED}
+    try:
+        _, tab = ext.open(f"{pages}/a.html?deliberation")
+        text = "Settled claims come first. Deliberated claims wait."
+        ext.call("await chrome.runtime.sendMessage({type: 'check-text', text: args[0], tabId: args[1]});", text, tab)
+        held = wait_until(
+            lambda: ext.state(tab),
+            lambda s: (
+                s and s["text"] == text and s["claims"] and s["claims"][-1].get("deliberating", {}).get("number") == 2
+            ),
+            "the held claim's deliberation progress",
+        )
+        assert held["status"] == "checking" and held["notes"] == []  # a step's event carries no notes
+        assert held["claims"][-1]["deliberating"] == {"policy": "lase", "number": 2, "action": "revise"}
+        ext.popup(tab)
+        progress = ext.browser.execute_script(DELIBERATION_VIEW)
+        assert progress[1]["deliberating"] == "Deliberating (lase)… step 2: revise"
+        assert (
+            progress[0]["summary"] == "How the agents settled it (lase): 2 steps"
+            and progress[0]["deliberating"] is None
+        )
+        gate.set()
+        state = wait_until(lambda: ext.state(tab), lambda s: s and s["text"] == text and s["status"] == "done", text)
+    finally:
+        fake.deliberation, fake.claim_extra = [], {}
+        gate.set()
+    assert state["error"] is None and all("deliberating" not in claim for claim in state["claims"])
+    done = ext.popup(tab)
+    assert done["status"] == "2 claims checked"
+    shown = ext.browser.execute_script(DELIBERATION_VIEW)
+    assert [c["summary"] for c in shown] == ["How the agents settled it (lase): 2 steps"] * 2

@@ -1,10 +1,12 @@
 """The LLM layer, verifier, extractor and self-check agent against a real local OpenAI-compatible server."""
 
 import json
+import math
 import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -15,6 +17,8 @@ from factcheck.extractors.llm import LLMExtractor, map_span
 from factcheck.llm.jsonparse import parse_json_object
 from factcheck.sources.selfcheck import SelfCheckSource
 from factcheck.testing import StaticSource
+from factcheck.testing.llm import FakeModel
+from factcheck.types import Judgment, TextVerdict
 from factcheck.verifiers.llm import LLMVerifier
 from tests.fake_llm import completion, fake_model
 from tests.fakes import FakeServer, Response
@@ -336,3 +340,151 @@ def test_an_unreachable_model_server_fails_at_once_and_is_not_asked_again_for_a_
         assert any(f"127.0.0.1:{port}" in reason for reason in REFUSALS.met())
     finally:
         REFUSALS.clear()
+
+
+# --- token log-probabilities (the deliberation gate's signals) ---
+
+
+def logprobs_check(model: FakeModel, name: str, checks: int = 1, **verifier: object) -> tuple[Judgment, TextVerdict]:
+    """The last of ``checks`` checks of one claim against ``model`` served as ``name``, by the llm verifier."""
+    from factcheck.testing.llm import FakeChatServer
+
+    with FakeChatServer(model=model) as fake:
+        llm = {"base_url": fake.url, "model": name, "max_retries": 0, "timeout_s": 5.0}
+        agent = Agent("web", StaticSource(name="web", passages=("Paris.",)), LLMVerifier(**verifier))  # type: ignore[arg-type]
+        c = build_checker(agents=[agent], llm=llm, cache={"enabled": False})
+        for _ in range(checks):
+            verdict = c.check("x", claims=[Claim("c1", "The Eiffel Tower is in Paris.")])
+    return verdict.claims[0].judgments[0], verdict
+
+
+@pytest.mark.parametrize("style", ["plain", "think", "fenced", "trailing"])
+def test_logprobs_give_the_verdict_token_s_signals(style: str) -> None:
+    import math
+
+    from factcheck.testing.llm import FakeModel
+
+    model = FakeModel(style=style, logprobs="on")
+    judgment, _ = logprobs_check(model, f"lp-on-{style}", logprobs=3)
+    assert judgment.factuality is True and judgment.confidence == 0.9
+    assert model.requests[-1]["logprobs"] is True and model.requests[-1]["top_logprobs"] == 3
+    listed = [0.9, 0.09, 1e-6]  # the fake's top 3 at the verdict token: true, false, null
+    entropy = -sum(p * math.log(p) for p in [*listed, 1 - sum(listed)])  # plus the residual bucket
+    assert judgment.signal("lp_min") == pytest.approx(math.log(0.9), abs=1e-5)
+    assert judgment.signal("h_max") == pytest.approx(entropy, abs=1e-5)
+
+
+def test_a_server_that_ignores_logprobs_gives_no_signals() -> None:
+    from factcheck.testing.llm import FakeModel
+
+    model = FakeModel(logprobs="ignore")
+    judgment, verdict = logprobs_check(model, "lp-ignore", logprobs=3)
+    assert judgment.factuality is True and judgment.signals == ()
+    assert len(model.requests) == 1 and model.requests[0]["top_logprobs"] == 3 and not verdict.usage.notes
+
+
+def test_a_server_that_refuses_logprobs_is_asked_again_without_and_remembers() -> None:
+    from factcheck.testing.llm import FakeModel
+
+    model = FakeModel(logprobs="refuse")
+    judgment, verdict = logprobs_check(model, "lp-refuse", logprobs=3)
+    assert judgment.factuality is True and judgment.error is None and judgment.signals == ()
+    first, second = model.requests
+    assert first["logprobs"] is True and "logprobs" not in second and "top_logprobs" not in second
+    assert any("no token log-probabilities" in note for note in verdict.usage.notes)
+    assert verdict.usage.llm_calls == 1  # the refused request was not billed
+    model.requests.clear()
+    again, _ = logprobs_check(model, "lp-refuse-twice", checks=2, logprobs=3)
+    assert again.factuality is True and len(model.requests) == 3  # refused once, then remembered
+    assert "logprobs" not in model.requests[-1]
+
+
+def test_no_logprobs_are_asked_for_by_default_nor_of_a_known_reasoning_model() -> None:
+    from factcheck.testing.llm import FakeModel
+
+    reasoning, plain = FakeModel(logprobs="refuse", reasoning=True), FakeModel(logprobs="refuse")
+    assert logprobs_check(reasoning, "o4-mini", logprobs=3)[0].factuality is True
+    assert logprobs_check(plain, "lp-default")[0].signals == ()
+    assert len(reasoning.requests) == len(plain.requests) == 1
+    assert not any("logprobs" in r for r in [*reasoning.requests, *plain.requests])
+
+
+def test_signals_need_tokens_that_spell_the_answer() -> None:
+    from factcheck.llm.client import LLMAnswer, TokenLogprob
+    from factcheck.llm.logprobs import answer_signals, entropy
+
+    text = '{"factuality": true, "confidence": 0.9, "rationale": "café"}'
+    words = re.findall(r"\w+|\s+|[^\w\s]", text)
+
+    def tokens(pieces: list[str]) -> tuple[TokenLogprob, ...]:
+        return tuple(TokenLogprob(p, -0.4 if p == "true" else -0.01, ((p, -0.4),), tuple(p.encode())) for p in pieces)
+
+    assert answer_signals(LLMAnswer(text, logprobs=tokens(words)), "factuality") == (
+        ("lp_min", -0.4),
+        ("h_max", round(entropy(TokenLogprob("true", -0.4)), 6)),
+    )
+    assert answer_signals(LLMAnswer(text, logprobs=tokens(words[:-2])), "factuality") == ()  # not the message
+    assert answer_signals(LLMAnswer(text), "factuality") == ()  # no logprobs
+    assert (
+        answer_signals(LLMAnswer('{"factuality": "yes"}', logprobs=tokens(['{"factuality": "yes"}'])), "factuality")
+        == ()
+    )
+    # A character split across tokens (byte-level BPE): the token text no longer spells it, the bytes do.
+    split = [*words[:-3], "caf", "\ufffd", "", *words[-2:]]
+    raw = [
+        *[tuple(w.encode()) for w in words[:-3]],
+        tuple(b"caf"),
+        (0xC3,),
+        (0xA9,),
+        *[tuple(w.encode()) for w in words[-2:]],
+    ]
+    pieces = tuple(TokenLogprob(p, -0.4 if p == "true" else -0.01, (), b) for p, b in zip(split, raw, strict=True))
+    assert dict(answer_signals(LLMAnswer(text, logprobs=pieces), "factuality"))["lp_min"] == -0.4
+    assert entropy(TokenLogprob("a", math.log(0.5), (("a", math.log(0.5)), ("b", math.log(0.5))))) == pytest.approx(
+        math.log(2)
+    )
+
+
+def test_the_value_span_is_the_top_level_key_s_literal() -> None:
+    from factcheck.llm.jsonparse import value_span
+
+    text = '<think>{"factuality": false}</think> {"note": {"factuality": false}, "factuality": true, "c": 1}'
+    span = value_span(text, "factuality")
+    assert span is not None and text[span[0] : span[1]] == "true" and span[0] > text.index("note")
+    assert value_span('{"factuality": 1, "x": true}', "factuality") is not None
+    assert value_span('{"factuality": "true"}', "factuality") is None
+
+
+def test_answers_with_logprobs_are_cached_with_them_and_apart(tmp_path: Path) -> None:
+    import asyncio
+
+    from factcheck.cache import Cache
+    from factcheck.context import using
+    from factcheck.llm.client import chat, llm_settings
+    from factcheck.testing.llm import FakeChatServer, FakeModel
+
+    model = FakeModel(logprobs="on")
+    ask = [{"role": "system", "content": 'Answer {"factuality": ...}'}, {"role": "user", "content": "CLAIM: Paris."}]
+    with FakeChatServer(model=model) as fake:
+        settings = llm_settings({"base_url": fake.url, "model": "lp-cache", "max_retries": 0})
+
+        async def run() -> list[object]:
+            with using(cache=Cache(tmp_path / "c.sqlite"), llm=settings):
+                return [await chat(ask, logprobs=k) for k in (0, 0, 2, 2)]
+
+        plain, plain_again, with_lp, with_lp_again = asyncio.run(run())
+    assert len(model.requests) == 2  # one without logprobs, one with: each answered once, then from the cache
+    assert plain.logprobs is None and plain_again == plain  # type: ignore[attr-defined]
+    assert with_lp.logprobs and with_lp_again == with_lp  # type: ignore[attr-defined]
+    assert "".join(t.token for t in with_lp.logprobs) == with_lp.text  # type: ignore[attr-defined]
+
+
+def test_a_400_naming_top_logprobs_is_a_rejected_logprobs_parameter() -> None:
+    from factcheck.llm.client import _rejected_parameter
+
+    class Refusal:
+        param = "top_logprobs"
+        body: ClassVar = {"message": "Invalid 'top_logprobs': integer above maximum value. Expected a value <= 20."}
+
+    assert _rejected_parameter(Refusal(), {"logprobs": True, "top_logprobs": 25}) == "logprobs"
+    assert _rejected_parameter(Refusal(), {"temperature": 0.0}) is None

@@ -86,6 +86,7 @@ def test_builtins_register_through_the_hooks() -> None:
     assert set(factcheck.get_extractors()) == {"sentence", "llm"}
     assert set(factcheck.get_scorers()) == {"mafc", "average", "normsum", "majority", "pamas"}
     assert set(factcheck.get_label_rules()) == {"threshold", "compose", "probable"}
+    assert set(factcheck.get_deliberators()) == {"off", "lase", "ecmr"}
     assert len(get_registry().components["datasets"]) == 13  # each family module registers its own
     assert get_registry().plugins["factcheck.eval.datasets.liar"].registered == {"datasets": ["liar"]}
 
@@ -262,6 +263,41 @@ def test_hook_register_commands() -> None:
     assert CliRunner().invoke(cli, ["hello"]).exit_code != 0
 
 
+def test_hook_register_deliberators() -> None:
+    from factcheck.deliberation.base import stop
+
+    @dataclass(frozen=True)
+    class Hesitant(factcheck.Deliberator):
+        """Sends every claim on, then stops at once: the gate's reason and the stop are recorded."""
+
+        name: str = "hesitant"
+
+        def gate(self, state: factcheck.DeliberationState) -> str | None:
+            return f"{state.votes} vote(s) are never enough"
+
+        def next_action(self, state, steps):  # type: ignore[no-untyped-def]
+            return stop("thought better of it")
+
+    class Plugin:
+        @factcheck.hookimpl
+        def register_deliberators(self, register):  # type: ignore[no-untyped-def]
+            register(Hesitant())
+
+    with registered(Plugin()):
+        assert isinstance(factcheck.get_deliberators()["hesitant"], Hesitant)
+        result = CliRunner().invoke(
+            cli,
+            ["check", "Statins lower LDL cholesterol.", "--profile", "baseline", "--deliberation", "hesitant",
+             "-o", "max_steps=1", "--format", "json", "--no-cache"],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        (claim,) = json.loads(result.output)["claims"]
+        record = claim["deliberation"]
+        assert (record["policy"], record["options"]["max_steps"]) == ("hesitant", 1)
+        assert record["gated"] == "1 vote(s) are never enough" and record["stopped"] == "thought better of it"
+    assert "hesitant" not in factcheck.get_deliberators()
+
+
 def read_two_texts(data_dir: Path, seed: int = 0) -> Dataset:
     """A dataset a plugin ships: two one-claim texts, no data file needed."""
     items = tuple(EvalItem(f"p{n}-{seed}", f"Claim {n}.", (Label.TRUE, Label.FALSE)[n], ()) for n in range(2))
@@ -342,6 +378,7 @@ def test_every_hook_has_a_test_and_documentation() -> None:
     assert HOOKS == [
         "register_commands",
         "register_datasets",
+        "register_deliberators",
         "register_extractors",
         "register_scorers",
         "register_sources",

@@ -26,6 +26,7 @@ from factcheck.batch.output import is_failure
 from factcheck.batch.progress import Summary
 from factcheck.jsonl import atomic_writer, read_records
 from factcheck.report import time_phrase
+from factcheck.scoring import REPLAYED_NOTE
 from factcheck.types import ClaimTime
 
 EVIDENCE_CHARS = 300  # of each passage; the output file has them whole
@@ -44,6 +45,8 @@ th, td { border-bottom: 1px solid #ddd; padding: 4px 6px; text-align: left; vert
 .num { text-align: right; font-variant-numeric: tabular-nums; }
 details > summary { cursor: pointer; } .claim { margin: .6em 0 .9em; } .claim table td { font-size: 13px; }
 blockquote { margin: .3em 0 .6em 1em; color: #444; white-space: pre-wrap; }
+.deliberation { margin: .4em 0 0; font-size: 13px; } .deliberation ol { margin: .2em 0; padding-left: 1.6em; }
+.deliberation .why, .deliberation .stopped, .deliberation .detail { color: #555; } .replayed { color: #8a5a00; }
 #filter { margin: .5em 0; padding: 4px; width: 20em; }
 """.strip()
 
@@ -133,6 +136,79 @@ def _verdict(judgment: dict[str, Any]) -> str:
     return f'<span class="l-{label}">{label}</span> {_number(judgment.get("confidence"), 2)}'
 
 
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _clip(text: object, length: int = EVIDENCE_CHARS) -> str:
+    flat = " ".join(str(text or "").split())
+    return escape(flat if len(flat) <= length else flat[: length - 3] + "...")
+
+
+def _step(step: dict[str, Any]) -> str:
+    head = f"<b>{escape(str(step.get('action') or ''))}</b>"
+    if step.get("role"):
+        head += f" · {escape(str(step['role']))}"
+    if step.get("actor"):
+        head += f' <span class="detail">({escape(str(step["actor"]))})</span>'
+    judgment = _dict(step.get("judgment"))
+    if judgment:
+        head += f": {_verdict(judgment)}"
+    if step.get("applied") is False:
+        head += ' <span class="detail">not applied: less sure than the answer it would overturn</span>'
+    elif step.get("replaces"):
+        whose = "its" if step["replaces"] == step.get("actor") else f"{step['replaces']}'s"
+        head += f' <span class="detail">in place of {escape(str(whose))} first answer</span>'
+    calls = _dict(step.get("cost")).get("calls")
+    if isinstance(calls, int) and not isinstance(calls, bool) and calls:
+        head += f' <span class="detail">· {calls} call{"" if calls == 1 else "s"}</span>'
+    lines = []
+    if judgment.get("rationale"):
+        lines.append(f'<span class="detail">{_clip(judgment["rationale"])}</span>')
+    critique = _dict(step.get("critique"))
+    if critique.get("weak_point"):
+        lines.append(f"weak point: {_clip(critique['weak_point'])}")
+    counter = [item for item in _list(critique.get("counter")) if isinstance(item, dict)]
+    if counter:
+        lines.append(f"counter-evidence: {_evidence(counter[:1])}")
+    for hint in _list(critique.get("hints")):
+        lines.append(f'hint: <span class="detail">{_clip(hint)}</span>')
+    query = step.get("query") or critique.get("query")
+    if query:
+        lines.append(f'query: <span class="detail">{_clip(query)}</span>')
+    found = _list(step.get("evidence"))
+    if found and not judgment:
+        lines.append(f'<span class="detail">found {len(found)} passage{"" if len(found) == 1 else "s"}</span>')
+    relied = [str(i) for i in _list(step.get("relied_on"))]
+    if relied:
+        lines.append(f'<span class="detail">relied on: {escape(", ".join(relied))}</span>')
+    if step.get("error"):
+        lines.append(f'<span class="error">error: {escape(str(step["error"]))}</span>')
+    return f"<li>{head}{''.join(f'<br>{line}' for line in lines)}</li>"
+
+
+def _deliberation(claim: dict[str, Any]) -> str:
+    """How the agents settled a claim (``claim.deliberation``), collapsed; nothing when it has none."""
+    record = _dict(claim.get("deliberation"))
+    if not record:
+        return ""
+    policy = escape(str(record.get("policy") or ""))
+    if record.get("gated") is None:
+        return f'<p class="deliberation detail">deliberation ({policy}): settled in the first round</p>'
+    steps = [step for step in _list(record.get("steps")) if isinstance(step, dict)]
+    replayed = ' <span class="replayed">(recorded steps kept, not re-run)</span>' if record.get("replayed") else ""
+    body = f'<p class="why">why: {escape(str(record["gated"]))}</p>'
+    body += f"<ol>{''.join(_step(step) for step in steps)}</ol>" if steps else '<p class="why">no step was taken</p>'
+    if record.get("stopped"):
+        body += f'<p class="stopped">stopped: {escape(str(record["stopped"]))}</p>'
+    summary = f"how the agents settled it ({policy}): {len(steps)} step{'' if len(steps) == 1 else 's'}{replayed}"
+    return f'<details class="deliberation"><summary>{summary}</summary>{body}</details>'
+
+
 def _claims(record: dict[str, Any]) -> str:
     parts = []
     for claim in record.get("claims") or []:
@@ -146,13 +222,16 @@ def _claims(record: dict[str, Any]) -> str:
         time = ClaimTime.from_dict(claim["time"]) if isinstance(claim.get("time"), dict) else None
         if time is not None:
             extra += f' <span class="time">(speaks of {escape(time_phrase(time))})</span>'
+        deliberated = _dict(claim.get("deliberation")).get("gated") is not None
         for note in claim.get("notes") or []:
+            if deliberated and note == REPLAYED_NOTE:
+                continue  # the deliberation's summary says it
             extra += f'<p class="note">note: {escape(str(note))}</p>'
         parts.append(
             f'<div class="claim"><span class="{_label_class(label)}">{escape(str(label))}</span> '
             f"{_number(claim.get('score'))} {escape(str(claim.get('text')))}{extra}"
             f"<table><thead><tr><th>agent</th><th>verdict</th><th>rationale</th><th>evidence</th></tr></thead>"
-            f"<tbody>{rows}</tbody></table></div>"
+            f"<tbody>{rows}</tbody></table>{_deliberation(claim)}</div>"
         )
     return "".join(parts)
 

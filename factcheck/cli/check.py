@@ -16,15 +16,16 @@ from factcheck.cli.flags import (
     HelpOption,
     budget_flags,
     cache_flag,
+    checker_option_flag,
     config_flag,
     corpus_flag,
+    deliberation_flag,
     endpoint_flags,
     independence_flag,
     labels_flag,
     llm_base_url_flag,
     llm_model_flag,
     no_cache_flag,
-    option_flag,
     profile_flag,
     read_text,
     refresh_flag,
@@ -109,7 +110,8 @@ def _unmet(condition: str, verdict: TextVerdict) -> str | None:
 @profile_flag
 @scorer_flag
 @labels_flag
-@option_flag
+@deliberation_flag
+@checker_option_flag
 @corpus_flag
 @source_flag
 @config_flag

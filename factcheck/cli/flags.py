@@ -96,6 +96,11 @@ def options_flag(help_text: str) -> Callable[[Callable[..., Any]], Callable[...,
 
 
 option_flag = options_flag("Option of the scorer or label rule, e.g. bounds=reference or thresholds=0.5 (repeatable).")
+# check and batch: a key goes to the scorer, label rule or deliberation policy that declares it (build.route_options)
+checker_option_flag = options_flag(
+    "Option of the scorer, label rule or deliberation policy that has it, e.g. bounds=reference or max_steps=3; "
+    "deliberation.KEY=VALUE is the policy's (repeatable)."
+)
 
 
 def settings_default(name: str) -> Callable[[], str]:
@@ -123,6 +128,14 @@ labels_flag = click.option(
     names=registered("label_rules"),
     default_text=settings_default("labels"),
     help="Label rule: {names}.",
+)
+deliberation_flag = click.option(
+    "--deliberation",
+    cls=HelpOption,
+    names=registered("deliberators"),
+    default_text=settings_default("deliberation"),
+    help="Deliberation policy: how the agents settle a claim their first answers left open ({names}; "
+    "docs/deliberation.md).",
 )
 profile_flag = click.option(
     "--profile",
@@ -275,9 +288,14 @@ def settings_from_flags(
     routing: str | None = None,
     tau: str | None = None,
     trust_file: Path | None = None,
+    deliberation: str | None = None,
 ) -> Settings:
     """The settings the shared command-line flags ask for (``check``, ``batch``, ``eval``): the config
-    file and environment, then the flags. :func:`factcheck.build_checker` makes the checker."""
+    file and environment, then the flags. :func:`factcheck.build_checker` makes the checker.
+
+    Each ``-o`` pair goes to the scorer, label rule or deliberation policy that declares it
+    (:func:`factcheck.build.route_options`)."""
+    from factcheck.build import route_options
     from factcheck.config import load_settings
 
     source_options: dict[str, dict[str, str]] = {}
@@ -292,12 +310,12 @@ def settings_from_flags(
         cache["refresh"] = True
     # tau stays a string here so a bad value is reported by the routing policy as a ConfigError.
     routing_options = {k: v for k, v in (("tau", tau), ("trust", trust_file and str(trust_file))) if v}
-    return load_settings(
+    settings = load_settings(
         config,
         profile=profile,
         scorer=scorer,
         labels=labels,
-        scoring_options=parse_option_pairs(options),
+        deliberation=deliberation,
         corpus=corpus,
         sources=sources,
         source_options=source_options,
@@ -308,6 +326,7 @@ def settings_from_flags(
         # Unset: the settings decide; off turns a [pipeline] independence of the file off.
         independence={"merge": independence_threshold, "off": "off", None: None}[independence],
     )
+    return route_options(settings, parse_option_pairs(options))
 
 
 def text_input(

@@ -15,11 +15,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from factcheck.build import build_checker, fingerprint
+from factcheck.build import DELIBERATION_PREFIX, build_checker, fingerprint, policy_options, split_options
 from factcheck.cli.flags import (
     HelpOption,
     config_flag,
     corpus_flag,
+    deliberation_flag,
     endpoint_flags,
     llm_base_url_flag,
     llm_model_flag,
@@ -52,6 +53,7 @@ from factcheck.options import parse_option_pairs
 from factcheck.paths import SHARED_DATA_ENV, shared_data_dir
 from factcheck.pipeline import Checker
 from factcheck.plugins.hookspecs import hookimpl
+from factcheck.plugins.manager import get_registry
 from factcheck.resume import guard_settings, read_done
 from factcheck.trust import claim_cases
 
@@ -106,7 +108,11 @@ data_dir_flag = click.option(
     show_default=True,
     help="Comma list of label rules ({names}).",
 )
-@options_flag("Option for every scorer or label rule that has it (repeatable).")
+@options_flag(
+    "Option for every scorer or label rule that has it, and for the deliberation policy when it has it; "
+    "deliberation.KEY=VALUE is the policy's alone (repeatable)."
+)
+@deliberation_flag
 @click.option(
     "--judgments",
     type=click.Path(exists=True, path_type=Path),
@@ -153,6 +159,7 @@ def eval_command(
     scorers: str,
     label_rules: str,
     options: tuple[str, ...],
+    deliberation: str | None,
     judgments: Path | None,
     replay: Path | None,
     out: Path | None,
@@ -176,25 +183,12 @@ def eval_command(
     specs, rules = parse_specs(scorers), [r.strip() for r in label_rules.split(",") if r.strip()]
     if not specs or not rules:
         raise ConfigError("give at least one scorer (--scorers) and one label rule (--labels)")
-    scoring = scoring_options(options, trust_file)
+    pairs = scoring_options(options, trust_file)
+    scoring = {k: v for k, v in pairs.items() if not k.startswith(DELIBERATION_PREFIX)}
     check_specs(specs, rules, scoring)
     reader_options = parse_option_pairs(dataset_options)
-
-    data = load_dataset(dataset, data_dir or shared_data_dir(), **reader_options)
-    items = data.items[:limit] if limit else data.items
-    out = out or Path("factcheck-eval") / dataset
-    out.mkdir(parents=True, exist_ok=True)
-    err = Console(stderr=True)
-
-    if judgments is not None:
-        records = attach_gold((r for _, r in read_records(judgments)), data)
-        source = str(judgments)
-    elif replay is not None:
-        records = replay_records(items, (r for _, r in read_records(replay)))
-        source = f"claims replayed from {replay}"
-        with (out / JUDGMENTS).open("w", encoding="utf-8") as handle:
-            handle.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-    else:
+    settings = None
+    if judgments is None and replay is None:
         # The checker check and batch build; --independence is applied when scoring, not while checking.
         settings = settings_from_flags(
             config=config,
@@ -211,7 +205,28 @@ def eval_command(
             independence="off",
             serper_url=serper_url,
             wikipedia_url=wikipedia_url,
+            deliberation=deliberation,
         )
+        settings = with_policy_options(settings, pairs)
+    elif deliberation is not None:
+        raise ConfigError("--deliberation applies when checking: recorded judgments are scored as they were")
+
+    data = load_dataset(dataset, data_dir or shared_data_dir(), **reader_options)
+    items = data.items[:limit] if limit else data.items
+    out = out or Path("factcheck-eval") / dataset
+    out.mkdir(parents=True, exist_ok=True)
+    err = Console(stderr=True)
+
+    if judgments is not None:
+        records = attach_gold((r for _, r in read_records(judgments)), data)
+        source = str(judgments)
+    elif replay is not None:
+        records = replay_records(items, (r for _, r in read_records(replay)))
+        source = f"claims replayed from {replay}"
+        with (out / JUDGMENTS).open("w", encoding="utf-8") as handle:
+            handle.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    else:
+        assert settings is not None  # checking: built above, before the data was read
         checker = build_checker(settings)
         if mode == "given":
             checker = given_evidence_checker(data, checker)
@@ -248,6 +263,20 @@ def eval_command(
     written = write_report(out, summary, rows) + write_plots(out, rows, claim_scores)
     _print_table(dataset, rows, len(records), cost)
     err.print(f"wrote {', '.join(str(p) for p in written)}")
+
+
+def with_policy_options(settings: Settings, pairs: dict[str, str]) -> Settings:
+    """``settings`` with the ``-o`` pairs its deliberation policy has (``deliberation.KEY``, or a key it
+    declares; the others are the scorers'); ConfigError for a ``deliberation.KEY`` it does not have."""
+    policy = get_registry().get("deliberators", settings.deliberation)
+    _, theirs, unknown = split_options(pairs, (), policy)
+    prefixed = [k.removeprefix(DELIBERATION_PREFIX) for k in unknown if k.startswith(DELIBERATION_PREFIX)]
+    if prefixed:
+        known = ", ".join(sorted(policy_options(policy))) if policy.active else f"none: deliberation is {policy.name}"
+        raise ConfigError(
+            f"unknown deliberation option {', '.join(prefixed)} for policy {policy.name!r} (options: {known})"
+        )
+    return settings.with_overrides(deliberation_options=theirs)
 
 
 def _check(
@@ -307,7 +336,9 @@ def _print_table(dataset: str, rows: Any, texts: int, cost: dict[str, float]) ->
     console.print(table)
     console.print(
         f"per claim: {cost['llm_calls']:.2f} LLM calls, {cost['tokens']:.0f} tokens, "
-        f"{cost['search_calls']:.2f} search calls, {cost['source_calls']:.2f} source calls, {cost['seconds']:.3f} s"
+        f"{cost['search_calls']:.2f} search calls, {cost['source_calls']:.2f} source calls, "
+        f"{cost.get('agent_calls', 0):.2f} agent calls, {cost.get('passages', 0):.1f} passages read, "
+        f"{cost.get('deliberated', 0):.1%} deliberated, {cost['seconds']:.3f} s"
     )
 
 

@@ -77,7 +77,8 @@ def markdown(summary: Mapping[str, Any], rows: Sequence[Row]) -> str:
         "",
         f"Per claim ({cost['claims']:.0f} claims): {cost['llm_calls']:.2f} LLM calls, {cost['tokens']:.0f} tokens, "
         f"{cost['search_calls']:.2f} search calls, {cost['source_calls']:.2f} source calls, "
-        f"${cost['cost_usd']:.5f}, {cost['seconds']:.3f} s.",
+        f"{cost.get('agent_calls', 0):.2f} agent calls, {cost.get('passages', 0):.1f} passages read, "
+        f"{cost.get('deliberated', 0):.1%} deliberated, ${cost['cost_usd']:.5f}, {cost['seconds']:.3f} s.",
     ]
     if summary.get("false_consensus_rate") is not None:
         lines += [

@@ -311,17 +311,62 @@ def claim_outcomes(
     return scores, outcomes
 
 
+AGENT_CALL_PREFIXES = ("source:", "verifier:")  # the usage calls that are agent calls (cost_per_claim)
+STEP_PREFIX = "deliberation:"  # one usage call per deliberation step, by action (deliberation:challenge, ...)
+PASSAGE_PAIRS = "nli:pairs"  # the (claim, passage) pairs the nli verifier judged (factcheck.verifiers.nli)
+
+
+def _deliberation(claim: Any) -> Mapping[str, Any] | None:
+    deliberation = claim.get("deliberation") if isinstance(claim, Mapping) else None
+    return deliberation if isinstance(deliberation, Mapping) else None
+
+
+def _deliberated(claim: Any) -> bool:
+    """True when a recorded claim's deliberation gate sent it on past the first round (``gated`` set)."""
+    deliberation = _deliberation(claim)
+    return deliberation is not None and deliberation.get("gated") is not None
+
+
+def _model_role_calls(claim: Any) -> int:
+    """The model calls of a recorded claim's deliberation steps, where the model played the roles
+    (``roles = "llm"``); 0 for verifier roles, whose retrievals and readings usage counts as
+    ``source:*`` / ``verifier:*`` already."""
+    deliberation = _deliberation(claim)
+    if deliberation is None or (deliberation.get("options") or {}).get("roles") != "llm":
+        return 0
+    steps = deliberation.get("steps") or []
+    return sum(int((s.get("cost") or {}).get("llm_calls") or 0) for s in steps if isinstance(s, Mapping))
+
+
 def cost_per_claim(records: Sequence[dict[str, Any]]) -> dict[str, float]:
-    """Mean LLM calls, tokens, search calls, source calls and seconds per claim, from each record's usage."""
+    """Mean LLM calls, tokens, search calls, source calls and seconds per claim, from each record's usage.
+
+    Also, per claim: ``agent_calls``, the agents' retrievals and readings (usage calls ``source:*`` and
+    ``verifier:*``, deliberation's own included) plus the model calls of deliberation steps the model
+    played (``roles = "llm"``); ``passages``, the claim-passage pairs the nli verifier judged
+    (``nli:pairs``, deliberation's re-readings included; 0 where no verifier counts them, e.g.
+    ``lexical`` or ``llm``); ``deliberation_steps``, the deliberation steps taken (usage calls
+    ``deliberation:*``); and ``deliberated``, the share of claims whose deliberation gate sent them on
+    past the first round. Records without deliberation count 0 for the last two.
+    """
     count = sum(len(r.get("claims", [])) for r in records)
     claims = count or 1
     usages = [Usage.from_dict(r.get("usage")) for r in records]
+    recorded = [c for r in records for c in r.get("claims", [])]
+
+    def calls(*prefixes: str) -> int:
+        return sum(n for u in usages for k, n in u.calls.items() if k.startswith(prefixes))
+
     return {
         "claims": float(count),
         "llm_calls": sum(u.llm_calls for u in usages) / claims,
         "tokens": sum(u.prompt_tokens + u.completion_tokens for u in usages) / claims,
         "search_calls": sum(u.search_calls for u in usages) / claims,
-        "source_calls": sum(n for u in usages for k, n in u.calls.items() if k.startswith("source:")) / claims,
+        "source_calls": calls("source:") / claims,
+        "agent_calls": (calls(*AGENT_CALL_PREFIXES) + sum(_model_role_calls(c) for c in recorded)) / claims,
+        "passages": sum(u.calls.get(PASSAGE_PAIRS, 0) for u in usages) / claims,
+        "deliberation_steps": calls(STEP_PREFIX) / claims,
+        "deliberated": sum(_deliberated(c) for c in recorded) / claims,
         "cost_usd": sum(u.cost_usd for u in usages) / claims,
         "seconds": sum(u.wall_s.get("total", 0.0) for u in usages) / claims,
     }

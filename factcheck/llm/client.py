@@ -18,11 +18,15 @@ Servers differ, and this module absorbs the differences so components need not:
 
 - JSON mode (``response_format``) is asked for where a component wants JSON; a
   server that rejects it is asked again without, and remembered.
+- Token log-probabilities (``logprobs``, ``top_logprobs``) are asked for only
+  where a component wants them (a deliberation gate reads them).
 - Reasoning models (o1, o3, o4-mini, gpt-5) accept only their default
-  temperature and take ``max_completion_tokens``: known names are sent neither
-  ``temperature`` nor ``max_tokens``, and any other model whose server answers
-  400 naming one of those parameters is asked again without it, remembered
-  per endpoint and model for the life of the process.
+  temperature, take ``max_completion_tokens`` and give no log-probabilities:
+  known names are sent neither ``temperature``, ``max_tokens`` nor
+  ``logprobs``, and any other model whose server answers 400 naming one of
+  those parameters is asked again without it, remembered per endpoint and
+  model for the life of the process (an answer asked again without
+  ``logprobs`` carries none).
 - An error quotes the server's own message, status and request id. A rejected
   key or an unknown model (HTTP 401, 403, 404) is a :class:`LLMRefusedError`:
   the rest of the check does not ask that model again (the service layer's
@@ -82,6 +86,9 @@ RETRY_STATUSES = frozenset({408, 409, 429})  # and every 5xx: what the openai cl
 INITIAL_RETRY_S, MAX_RETRY_S = 0.5, 8.0  # backoff between retries (the openai client's own figures)
 MAX_RETRY_AFTER_S = 60.0  # a longer Retry-After is not waited for in full
 NEVER_SENT = frozenset({"ConnectError", "ConnectTimeout"})  # httpx errors of a connection never made
+# Parameters a server may reject with a 400 naming them, and that are then left out (see the module docstring).
+OPTIONAL_PARAMETERS = ("temperature", "max_tokens", "response_format", "logprobs")
+MAX_TOP_LOGPROBS = 20  # OpenAI's limit on top_logprobs
 
 
 @dataclass(frozen=True)
@@ -137,13 +144,47 @@ def llm_settings(mapping: Mapping[str, Any] | None = None) -> LLMSettings:
 
 
 @dataclass(frozen=True)
+class TokenLogprob:
+    """One token of an answer with its log-probability (nats) and the ``top`` alternatives the server
+    listed (token, log-probability), the token's UTF-8 ``bytes`` where the server sent them."""
+
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
+    bytes: tuple[int, ...] | None = None
+
+    def to_data(self) -> list[Any]:
+        """A JSON-able form (the cache stores answers as JSON)."""
+        return [
+            self.token,
+            self.logprob,
+            [list(t) for t in self.top],
+            list(self.bytes) if self.bytes is not None else None,
+        ]
+
+    @classmethod
+    def from_data(cls, data: Sequence[Any]) -> TokenLogprob:
+        token, logprob, top, raw = data
+        return cls(
+            str(token),
+            float(logprob),
+            tuple((str(t), float(lp)) for t, lp in top),
+            tuple(int(b) for b in raw) if raw is not None else None,
+        )
+
+
+@dataclass(frozen=True)
 class LLMAnswer:
-    """The text of one completion and its token counts (``estimated`` when the server sent none)."""
+    """The text of one completion and its token counts (``estimated`` when the server sent none).
+
+    ``logprobs``: the answer's tokens with their log-probabilities, when they were asked for and the
+    server sent them (``None`` otherwise)."""
 
     text: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
     estimated: bool = False
+    logprobs: tuple[TokenLogprob, ...] | None = None
 
 
 def resolve(model: str | None = None, base_url: str | None = None) -> LLMSettings:
@@ -191,7 +232,8 @@ def _connect_s(settings: LLMSettings) -> float:
 
 
 # What each endpoint and model turned out not to accept, learned from its 400s: "temperature", "max_tokens",
-# "response_format". Process-wide, so a batch or a server learns it once.
+# "response_format", "logprobs" (which stands for top_logprobs too). Process-wide, so a batch or a server learns
+# it once.
 _unsupported: dict[tuple[str, str], set[str]] = {}
 _unsupported_lock = threading.Lock()
 
@@ -205,7 +247,7 @@ def unsupported_parameters(settings: LLMSettings) -> set[str]:
     with _unsupported_lock:
         learned = set(_unsupported.get((settings.base_url, settings.model), set()))
     if _is_reasoning_model(settings.model):
-        learned |= {"temperature", "max_tokens"}
+        learned |= {"temperature", "max_tokens", "logprobs"}
     return learned
 
 
@@ -240,9 +282,9 @@ def _status_error(settings: LLMSettings, exc: Any) -> LLMError:
 
 def _rejected_parameter(exc: Any, sent: Mapping[str, Any]) -> str | None:
     """Which optional parameter a 400 says the model does not take, if it names one we sent."""
-    param = str(getattr(exc, "param", None) or "")
+    param = str(getattr(exc, "param", None) or "").removeprefix("top_")  # top_logprobs goes with logprobs
     message = message_of(exc.body).lower()
-    for name in ("temperature", "max_tokens", "response_format"):
+    for name in OPTIONAL_PARAMETERS:
         if name in sent and (param.startswith(name) or name in message):
             return name
     if "response_format" in sent and "json_object" in message:
@@ -257,6 +299,7 @@ def _request(
     max_tokens: int | None,
     json_mode: bool,
     skip: set[str],
+    logprobs: int = 0,
 ) -> dict[str, Any]:
     params: dict[str, Any] = {"model": settings.model, "messages": list(messages)}
     if "temperature" not in skip:
@@ -265,6 +308,9 @@ def _request(
         params["max_tokens" if "max_tokens" not in skip else "max_completion_tokens"] = max_tokens
     if json_mode and settings.json_mode and "response_format" not in skip:
         params["response_format"] = {"type": "json_object"}
+    if logprobs > 0 and "logprobs" not in skip:
+        params["logprobs"] = True
+        params["top_logprobs"] = min(logprobs, MAX_TOP_LOGPROBS)
     return params
 
 
@@ -300,6 +346,8 @@ async def _create(
             _learn_unsupported(settings, rejected)
             if rejected == "temperature":
                 record_note(f"model {settings.model} takes only its default temperature: sent without one")
+            elif rejected == "logprobs":
+                record_note(f"model {settings.model} gives no token log-probabilities: asked again without them")
             continue
         except (openai.APIConnectionError, openai.APIStatusError) as exc:  # APITimeoutError is a connection error
             if isinstance(exc.__cause__, httpx.ConnectError | httpx.ConnectTimeout):
@@ -352,6 +400,7 @@ async def _complete(
     max_tokens: int | None,
     json_mode: bool,
     validate: Callable[[str], object] | None,
+    logprobs: int = 0,
 ) -> dict[str, Any]:
     refusals = service().refusals
     if (reason := refusals.reason(_refusal_key(settings))) is not None:
@@ -361,7 +410,7 @@ async def _complete(
     client, owned = _client(openai, settings)
 
     def build(skip: set[str]) -> dict[str, Any]:
-        return _request(settings, messages, temperature, max_tokens, json_mode, skip)
+        return _request(settings, messages, temperature, max_tokens, json_mode, skip, logprobs)
 
     try:
         sent = await _create(client, settings, build, messages)
@@ -460,7 +509,35 @@ def _read_response(
                     f"{exc} (cut off at the token limit: finish_reason 'length'; raise max_tokens)"
                 ) from None
             raise
-    return {"text": text, "prompt_tokens": prompt, "completion_tokens": completion, "estimated": estimated}
+    data: dict[str, Any] = {"text": text, "prompt_tokens": prompt, "completion_tokens": completion}
+    data["estimated"] = estimated
+    if (tokens := _token_logprobs(choice)) is not None:
+        data["logprobs"] = [t.to_data() for t in tokens]
+    return data
+
+
+def _token_logprobs(choice: Any) -> list[TokenLogprob] | None:
+    """The answer's tokens with their log-probabilities (``choice.logprobs.content``), or ``None`` when the
+    server sent none or sent them in a shape this reader does not know."""
+    content = getattr(getattr(choice, "logprobs", None), "content", None)
+    if not isinstance(content, list) or not content:
+        return None
+    tokens = []
+    for item in content:
+        token, logprob = getattr(item, "token", None), getattr(item, "logprob", None)
+        if not isinstance(token, str) or isinstance(logprob, bool) or not isinstance(logprob, int | float):
+            return None
+        top = []
+        for alternative in getattr(item, "top_logprobs", None) or ():
+            other, other_lp = getattr(alternative, "token", None), getattr(alternative, "logprob", None)
+            if isinstance(other, str) and isinstance(other_lp, int | float) and not isinstance(other_lp, bool):
+                top.append((other, float(other_lp)))
+        raw = getattr(item, "bytes", None)
+        spelt = None
+        if isinstance(raw, list) and all(isinstance(b, int) and 0 <= b < 256 for b in raw):
+            spelt = tuple(int(b) for b in raw)
+        tokens.append(TokenLogprob(token, float(logprob), tuple(top), spelt))
+    return tokens
 
 
 async def chat(
@@ -474,6 +551,7 @@ async def chat(
     sample: int = 0,
     cache_as: Mapping[str, Any] | None = None,
     validate: Callable[[str], object] | None = None,
+    logprobs: int = 0,
 ) -> LLMAnswer:
     """One chat completion. Identical requests are answered from the cache.
 
@@ -483,6 +561,9 @@ async def chat(
     ``cache_as`` replaces the messages in the cache key (a prompt holding a
     random fence nonce is cached by what it asks instead); an answer
     ``validate(text)`` rejects is an LLMError and is not cached.
+    ``logprobs`` (top-k, 0 = off) asks for the answer's token log-probabilities
+    with that many alternatives each (:attr:`LLMAnswer.logprobs`); a server that
+    refuses them is asked again without, and the answer has none.
     """
     settings = resolve(model, base_url)
     request = {
@@ -493,11 +574,18 @@ async def chat(
         "max_tokens": max_tokens,
         "sample": sample,
     }
+    if logprobs > 0:  # only when asked: the keys of answers cached without them stay as they were
+        request["logprobs"] = logprobs
 
     def compute() -> Any:
-        return _complete(settings, messages, temperature, max_tokens, json_mode, validate)
+        return _complete(settings, messages, temperature, max_tokens, json_mode, validate, logprobs)
 
     data = await cached("llm", CLIENT_VERSION, request, compute)
+    tokens = data.get("logprobs")
     return LLMAnswer(
-        data["text"], data.get("prompt_tokens", 0), data.get("completion_tokens", 0), bool(data.get("estimated"))
+        data["text"],
+        data.get("prompt_tokens", 0),
+        data.get("completion_tokens", 0),
+        bool(data.get("estimated")),
+        tuple(TokenLogprob.from_data(t) for t in tokens) if isinstance(tokens, list) and logprobs > 0 else None,
     )

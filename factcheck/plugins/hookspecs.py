@@ -44,3 +44,8 @@ def register_commands(register: Callable[[Any], None]) -> None:
 @hookspec
 def register_datasets(register: Callable[[Any], None]) -> None:
     """Register evaluation datasets: ``register(reader)`` with a :class:`factcheck.eval.datasets.DatasetReader`."""
+
+
+@hookspec
+def register_deliberators(register: Callable[[Any], None]) -> None:
+    """Register deliberation policies: ``register(policy)`` with a :class:`factcheck.Deliberator`."""

@@ -34,6 +34,7 @@ from typing import Any
 import click
 import pluggy
 
+from factcheck.deliberation.base import Deliberator
 from factcheck.errors import PluginError, UnknownComponentError
 from factcheck.eval.datasets.base import DatasetReader
 from factcheck.extractors.base import ClaimExtractor
@@ -56,6 +57,7 @@ BUILTIN_PLUGINS = (
     "factcheck.verifiers.lexical",
     "factcheck.verifiers.nli",
     "factcheck.verifiers.llm",
+    "factcheck.deliberation.builtins",
     "factcheck.scoring.builtins",
     "factcheck.eval.datasets.scifact",
     "factcheck.eval.datasets.fever",
@@ -80,6 +82,7 @@ KINDS: dict[str, tuple[str, tuple[type, ...]]] = {
     "label_rules": ("register_scorers", (LabelRule,)),
     "commands": ("register_commands", (click.Command,)),
     "datasets": ("register_datasets", (DatasetReader,)),
+    "deliberators": ("register_deliberators", (Deliberator,)),
 }
 
 _SINGULAR = {
@@ -90,6 +93,7 @@ _SINGULAR = {
     "label_rules": "label rule",
     "commands": "command",
     "datasets": "dataset",
+    "deliberators": "deliberation policy",
 }
 
 
@@ -340,6 +344,11 @@ def get_commands() -> dict[str, click.Command]:
 def get_datasets() -> dict[str, DatasetReader]:
     """Registered evaluation dataset readers by name."""
     return dict(get_registry().components["datasets"])
+
+
+def get_deliberators() -> dict[str, Deliberator]:
+    """Registered deliberation policies by name."""
+    return dict(get_registry().components["deliberators"])
 
 
 def list_plugins(include_builtins: bool = False) -> list[dict[str, Any]]:

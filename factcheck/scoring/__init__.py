@@ -56,13 +56,40 @@ def text_verdict(
     )
 
 
+REPLAYED_NOTE = "deliberation: recorded steps kept, not re-run"
+
+
+def rescored_claim(recorded: ClaimVerdict, scorer: Scorer, rule: LabelRule) -> ClaimVerdict:
+    """One recorded claim re-scored from its judgments. Its notes are kept (with the ones scoring adds),
+    and so is its deliberation, marked replayed: its steps are not run again, and a deliberated claim's
+    notes say so (:data:`REPLAYED_NOTE`, once)."""
+    scored = score_claim(recorded.claim, recorded.judgments, scorer, rule)
+    notes = list(dict.fromkeys((*recorded.notes, *scored.notes)))
+    deliberation = recorded.deliberation
+    if deliberation is not None:
+        deliberation = replace(deliberation, replayed=True)
+        if deliberation.deliberated and REPLAYED_NOTE not in notes:
+            notes.append(REPLAYED_NOTE)
+    return replace(scored, notes=tuple(notes), deliberation=deliberation)
+
+
 def rescore(verdict: TextVerdict, scorer: Scorer, rule: LabelRule) -> TextVerdict:
-    """Re-score a recorded check with another scorer or label rule; calls no source."""
-    judged = [(c.claim, c.judgments) for c in verdict.claims]
-    rescored = score_text(verdict.text, judged, scorer, rule, verdict.usage)
+    """Re-score a recorded check with another scorer or label rule; calls no source and deliberates no
+    claim again (:func:`rescored_claim`)."""
+    claims = [rescored_claim(c, scorer, rule) for c in verdict.claims]
+    rescored = text_verdict(verdict.text, claims, scorer, rule, verdict.usage)
     return replace(
         rescored, language=verdict.language, skipped=verdict.skipped, as_of=verdict.as_of, judged_by=verdict.judged_by
     )
 
 
-__all__ = ["LabelRule", "Scorer", "rescore", "score_claim", "score_text", "text_verdict"]
+__all__ = [
+    "REPLAYED_NOTE",
+    "LabelRule",
+    "Scorer",
+    "rescore",
+    "rescored_claim",
+    "score_claim",
+    "score_text",
+    "text_verdict",
+]

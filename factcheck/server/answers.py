@@ -4,15 +4,16 @@ The judgment cache (SQLite, per claim) already spares the searches and the
 judging of a claim seen before, but a repeated text is still split into
 claims, and each judgment read and scored. Here the finished answer of
 ``/v1/check`` is kept, keyed by the checker's settings (profile, scorer, label
-rule) and the text exactly as sent (claim spans point into it, so two texts
-that differ only in spacing are two entries).
+rule, deliberation policy) and the text exactly as sent (claim spans point into
+it, so two texts that differ only in spacing are two entries).
 
 Only complete answers are kept: not a partial one (the deadline cut it short),
 not one where an agent failed (an error, a time-out: the next request should
-try again). Entries expire after ``ttl_s`` so changed evidence reaches callers;
-at most ``size`` are kept, least recently used dropped first. The cache is per
-process: with several workers each keeps its own (the SQLite judgment cache is
-the one they share).
+try again), not one whose deliberation of a claim was cut short (the deadline,
+a budget or an error stopped it: the next request should settle it). Entries
+expire after ``ttl_s`` so changed evidence reaches callers; at most ``size`` are
+kept, least recently used dropped first. The cache is per process: with several
+workers each keeps its own (the SQLite judgment cache is the one they share).
 """
 
 from __future__ import annotations
@@ -82,10 +83,16 @@ class AnswerCache:
         return len(self._entries)
 
 
+# How a claim's ``deliberation.stopped`` begins when the deliberation was cut short, not finished.
+CUT_SHORT = ("deadline", "budget", "error")
+
+
 def cacheable(answer: dict[str, Any]) -> bool:
-    """True for an answer worth repeating: complete, and no agent failed on any claim."""
+    """True for an answer worth repeating: complete, no agent failed on any claim, and no claim's
+    deliberation was cut short (:data:`CUT_SHORT`)."""
     if answer.get("partial") or not answer.get("claims"):
         return False
-    return not any(
-        judgment.get("error") for claim in answer.get("claims", ()) for judgment in claim.get("judgments", ())
-    )
+    claims = answer.get("claims", ())
+    if any(str((claim.get("deliberation") or {}).get("stopped", "")).startswith(CUT_SHORT) for claim in claims):
+        return False
+    return not any(judgment.get("error") for claim in claims for judgment in claim.get("judgments", ()))

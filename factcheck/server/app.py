@@ -4,7 +4,7 @@ One process, one event loop for the requests (``--workers N`` runs N such
 processes): every request's checks share the per-endpoint concurrency limits of
 :mod:`factcheck.net` and the LLM client (sources and verifiers run on their own
 loops, :mod:`factcheck.plugins.calls`), and checkers are built once per
-(profile, scorer, labels) and reused. A text checked again is answered from
+(profile, scorer, labels, deliberation) and reused. A text checked again is answered from
 the cache of whole answers (:mod:`factcheck.server.answers`). The API keys of the
 providers stay on the server; every answer is scrubbed of them before it is
 sent, error messages included.
@@ -71,6 +71,10 @@ class CheckRequest(BaseModel):
     profile: str | None = Field(None, description="Agent profile (default: the server's).")
     scorer: str | None = Field(None, description="Scorer name, e.g. mafc, normsum.")
     labels: str | None = Field(None, description="Label rule name, e.g. threshold, compose.")
+    # A policy by name only: its options (step and call caps) are the server's, never a caller's to raise.
+    deliberation: str | None = Field(
+        None, description="Deliberation policy, e.g. off, lase, ecmr (default: the server's); never its options."
+    )
     date: str | None = Field(
         None,
         max_length=64,
@@ -98,7 +102,7 @@ class CheckRequest(BaseModel):
             reference_time(value)  # a ValueError: the request is refused with its message
         return value
 
-    @field_validator("profile", "scorer", "labels")
+    @field_validator("profile", "scorer", "labels", "deliberation")
     @classmethod
     def _a_name(cls, value: str | None) -> str | None:
         if value is not None and not (0 < len(value) <= 64 and value.replace("-", "_").isidentifier()):
@@ -128,13 +132,14 @@ class Service:
         if body.profile is not None and body.profile not in PROFILES:
             raise APIError(422, f"unknown profile {body.profile!r} (available: {', '.join(sorted(PROFILES))})")
         try:
-            for kind, name in (("scorers", body.scorer), ("label_rules", body.labels)):
+            chosen = (("scorers", body.scorer), ("label_rules", body.labels), ("deliberators", body.deliberation))
+            for kind, name in chosen:
                 if name is not None:
                     registry.get(kind, name)
         except ConfigError as exc:  # a name the caller chose
             raise APIError(422, str(exc)) from None
         try:
-            return self.pool.get(body.profile, body.scorer, body.labels)
+            return self.pool.get(body.profile, body.scorer, body.labels, body.deliberation)
         except ConfigError as exc:  # the server's own settings: not the caller's fault
             log.error("cannot build a checker: %s", self.scrub(str(exc)))
             raise APIError(503, f"the server cannot check: {exc}") from None
@@ -185,6 +190,7 @@ class Service:
             "extractors": sorted(registry.components["extractors"]),
             "scorers": sorted(registry.components["scorers"]),
             "label_rules": sorted(registry.components["label_rules"]),
+            "deliberators": sorted(registry.components["deliberators"]),
         }
 
 
@@ -229,7 +235,7 @@ async def health(request: Request) -> dict[str, Any]:
 
 @router.get("/v1/components", dependencies=[Depends(caller)])
 async def components(request: Request) -> Response:
-    """Installed sources, verifiers, extractors, scorers and label rules, and which can run with
+    """Installed sources, verifiers, extractors, scorers, label rules and deliberation policies, and which can run with
     the keys this server has (a source or verifier whose ``prepare`` fails is not usable)."""
     service = service_of(request)
     return service.scrub.json(await service.component_answer())
@@ -247,7 +253,7 @@ async def check(body: CheckRequest, request: Request, who: str = Depends(caller)
     checker = service.checker_for(body)
     # A text of another date is another check (its claims' times, the sources' dates); an undated one is
     # answered from memory as the check of its first asking, within the cache's time to live.
-    answer_key = (service.pool.key(body.profile, body.scorer, body.labels), body.date, body.text)
+    answer_key = (service.pool.key(body.profile, body.scorer, body.labels, body.deliberation), body.date, body.text)
     stored = answers.get(answer_key)
     if stored is not None:
         service.gate.admit_claims(who)(stored.claims)

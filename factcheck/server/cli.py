@@ -15,7 +15,7 @@ from typing import IO, Any
 
 import click
 
-from factcheck.cli.flags import HelpOption, config_flag, corpus_flag, endpoint_flags, profiles
+from factcheck.cli.flags import HelpOption, config_flag, corpus_flag, endpoint_flags, profiles, registered
 from factcheck.errors import ConfigError
 from factcheck.options import Declared, declared
 from factcheck.plugins.hookspecs import hookimpl
@@ -70,6 +70,15 @@ def settings_flag(item: Declared) -> Callable[[Callable[..., Any]], Callable[...
     if item.name == "profile":  # the registered profiles, named when help is shown
         return click.option(
             flag, item.name, cls=HelpOption, names=profiles, default_text="as factcheck check", help=help_text
+        )
+    if item.name == "deliberation":  # the registered policies, named when help is shown
+        return click.option(
+            flag,
+            item.name,
+            cls=HelpOption,
+            names=registered("deliberators"),
+            default_text="$FACTCHECK_DELIBERATION, else as factcheck check",
+            help=help_text,
         )
     if item.name == "config":  # the flag every checking command has
         return config_flag
@@ -159,6 +168,10 @@ def serve(
         if url:  # read by every checker built (factcheck.config), in worker processes too
             os.environ[variable] = url
     settings = ServerSettings.load(config, **flags)
+    if settings.deliberation is not None:  # an unknown policy stops the server now, not each request
+        from factcheck.plugins import get_registry
+
+        get_registry().get("deliberators", settings.deliberation)
     settings.check_exposure(host)
     configure_logging(log_level)
     if not settings.auth:

@@ -1,6 +1,6 @@
 """The checkers a server keeps, and whether their components can run.
 
-:class:`CheckerPool` builds a checker per (profile, scorer, labels) on first use and
+:class:`CheckerPool` builds a checker per (profile, scorer, labels, deliberation) on first use and
 keeps the most recent few; :func:`warm_up` loads the default one's models and indexes
 at start, and :func:`component_status` says for ``GET /v1/components`` which sources
 and verifiers can run with the keys and files this server has.
@@ -24,25 +24,42 @@ WARM_UP_S = 120.0  # at most this long at start loading the default checker's mo
 STATUS_PREPARE_S = 20.0  # /v1/components waits this long for each component's prepare()
 
 
+PoolKey = tuple[str | None, str | None, str | None, str | None]  # profile, scorer, labels, deliberation
+
+
 class CheckerPool:
-    """Checkers by (profile, scorer, labels), built on first use, at most ``size`` kept (least recent dropped)."""
+    """Checkers by (profile, scorer, labels, deliberation), built on first use, at most ``size`` kept (least
+    recent dropped)."""
 
     def __init__(self, settings: ServerSettings) -> None:
         self.settings = settings
-        self._checkers: OrderedDict[tuple[str | None, str | None, str | None], Checker] = OrderedDict()
+        self._checkers: OrderedDict[PoolKey, Checker] = OrderedDict()
 
     def key(
-        self, profile: str | None = None, scorer: str | None = None, labels: str | None = None
-    ) -> tuple[str | None, str | None, str | None]:
-        """What tells the checkers apart."""
-        return (profile or self.settings.profile, scorer, labels)
+        self,
+        profile: str | None = None,
+        scorer: str | None = None,
+        labels: str | None = None,
+        deliberation: str | None = None,
+    ) -> PoolKey:
+        """What tells the checkers apart (and the answers kept for them): a name not given is the server's
+        default (``None`` for the scorer and labels: the settings file's)."""
+        return (profile or self.settings.profile, scorer, labels, deliberation or self.settings.deliberation)
 
-    def get(self, profile: str | None = None, scorer: str | None = None, labels: str | None = None) -> Checker:
+    def get(
+        self,
+        profile: str | None = None,
+        scorer: str | None = None,
+        labels: str | None = None,
+        deliberation: str | None = None,
+    ) -> Checker:
         """The checker for these choices (``None``: the server's default); ConfigError for an unknown name."""
-        key = self.key(profile, scorer, labels)
+        key = self.key(profile, scorer, labels, deliberation)
         checker = self._checkers.pop(key, None)
         if checker is None:
-            checker = build_checker(config=self.settings.config, profile=key[0], scorer=scorer, labels=labels)
+            checker = build_checker(
+                config=self.settings.config, profile=key[0], scorer=scorer, labels=labels, deliberation=key[3]
+            )
         self._checkers[key] = checker
         while len(self._checkers) > self.settings.max_checkers:
             self._checkers.popitem(last=False)

@@ -58,7 +58,9 @@ class ServerSettings:
       ``FACTCHECK_RATE_BURST``); a rate of 0 turns limiting off.
     - ``deadline_s``: a check still running then returns what is done, marked partial (``FACTCHECK_DEADLINE_S``).
     - ``profile`` / ``config``: the default profile and the ``factcheck.toml`` checkers are built from.
-    - ``max_checkers``: how many (profile, scorer, labels) checkers are kept built.
+    - ``deliberation``: the default deliberation policy (``FACTCHECK_DELIBERATION``; unset: the settings
+      file's, else off); a request may name another, never its options.
+    - ``max_checkers``: how many (profile, scorer, labels, deliberation) checkers are kept built.
     - ``max_claims``: claims checked per request; the rest are left out, with a note (``FACTCHECK_MAX_CLAIMS``
       sets the checker's own per-text cap, which also applies).
     - ``claims_per_minute`` / ``claims_burst``: a second token bucket per caller, charged one token per
@@ -110,8 +112,13 @@ class ServerSettings:
     config: str | None = setting(
         None, flag="--config", in_file=False, help="Settings file (the checkers' and this [server] table)."
     )
+    deliberation: str | None = setting(
+        None,
+        env="FACTCHECK_DELIBERATION",
+        help="Default deliberation policy ({names}); a request may name another.",
+    )
     max_checkers: int = setting(
-        8, minimum=1, env="FACTCHECK_MAX_CHECKERS", help="(profile, scorer, labels) checkers kept built."
+        8, minimum=1, env="FACTCHECK_MAX_CHECKERS", help="(profile, scorer, labels, deliberation) checkers kept built."
     )
     insecure_no_auth: bool = setting(
         False,

@@ -3,6 +3,8 @@
 The server sends the steps of :meth:`factcheck.Checker.stream` as they come (:mod:`factcheck.events`):
 
 - ``claims``: the extracted claims, before any is judged;
+- ``deliberation``: one step of a claim's deliberation (``index``, ``policy``, ``step``), as it is taken,
+  before that claim's ``claim`` event; only where a deliberation policy sends the claim past its first round;
 - ``claim``: one claim's verdict, as soon as it is done (in completion order);
 - ``verdict``: the checked text (``TextVerdict.to_dict()``, ``judged_by`` included) with ``partial``.
 

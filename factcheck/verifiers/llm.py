@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from factcheck.claimtime import reading_times
 from factcheck.context import current
 from factcheck.errors import LLMError
-from factcheck.llm.client import chat, ensure_usable
+from factcheck.llm.client import MAX_TOP_LOGPROBS, chat, ensure_usable
 from factcheck.llm.fence import defuse, fenced, new_nonce, one_line
 from factcheck.llm.jsonparse import parse_json_object
+from factcheck.llm.logprobs import answer_signals
 from factcheck.options import setting
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.types import Assessment, Claim, Evidence
@@ -54,13 +55,15 @@ VERDICT_KEYS = ("factuality", "confidence")
 
 def fence(evidence: Sequence[Evidence], nonce: str) -> str:
     """The evidence block of the prompt, each passage fenced with ``nonce``."""
-    blocks = []
-    for number, item in enumerate(evidence, 1):
-        # Source and title are untrusted too: they go inside the fence, on one line each.
-        head = f"source: {one_line(item.source)}" + (f"\ntitle: {one_line(item.title)}" if item.title else "")
-        head += f"\ndate: {one_line(item.published_at)}" if item.published_at else ""
-        blocks.append(fenced("EVIDENCE", nonce, f"{head}\n{defuse(item.text)}", note=f"#{number}"))
-    return "\n\n".join(blocks)
+    return "\n\n".join(fenced_passage(item, nonce, f"#{number}") for number, item in enumerate(evidence, 1))
+
+
+def fenced_passage(item: Evidence, nonce: str, note: str) -> str:
+    """One passage fenced with ``nonce``, labelled ``note`` in its opening marker (``#2``, ``evidence:E2``)."""
+    # Source and title are untrusted too: they go inside the fence, on one line each.
+    head = f"source: {one_line(item.source)}" + (f"\ntitle: {one_line(item.title)}" if item.title else "")
+    head += f"\ndate: {one_line(item.published_at)}" if item.published_at else ""
+    return fenced("EVIDENCE", nonce, f"{head}\n{defuse(item.text)}", note=note)
 
 
 def time_lines(claim: Claim) -> str:
@@ -118,7 +121,11 @@ class LLMVerifier(Verifier):
     Options: ``model`` / ``base_url`` (override the ``[llm]`` settings),
     ``temperature``, ``max_tokens`` (cap on the answer), ``max_passages``, ``per_passage`` (judge each passage on its
     own and aggregate: the majority verdict, with confidence scaled by agreement,
-    as SelfCheckGPT measures consistency across samples).
+    as SelfCheckGPT measures consistency across samples), ``logprobs`` (ask for
+    the answer's token log-probabilities with that many alternatives each, 0 =
+    off: the judgment's signals ``lp_min`` and ``h_max`` of its verdict's tokens,
+    which a deliberation gate reads, :mod:`factcheck.llm.logprobs`; none from a
+    server that refuses them, nor with ``per_passage``).
     """
 
     reuse_judgments = True
@@ -130,6 +137,7 @@ class LLMVerifier(Verifier):
     max_tokens: int | None = setting(None, minimum=1)
     max_passages: int = setting(8, minimum=1)
     per_passage: bool = False
+    logprobs: int = setting(0, minimum=0, maximum=MAX_TOP_LOGPROBS)
 
     async def prepare(self) -> None:
         ensure_usable(self.model, self.base_url)  # no key, or a model that refused: skip before searching
@@ -150,8 +158,12 @@ class LLMVerifier(Verifier):
             base_url=self.base_url,
             cache_as=asked,
             validate=read_answer,
+            logprobs=0 if self.per_passage else self.logprobs,
         )
-        return read_answer(answer.text)
+        assessment = read_answer(answer.text)
+        if answer.logprobs:
+            return replace(assessment, signals=answer_signals(answer, "factuality", VERDICT_KEYS))
+        return assessment
 
     async def judge(self, claim: Claim, evidence: Sequence[Evidence]) -> Assessment:
         passages = list(evidence)[: self.max_passages]

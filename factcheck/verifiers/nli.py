@@ -285,6 +285,20 @@ def titled(item: Evidence, text: str) -> str:
     return f"{item.title}. {text}" if item.title else text
 
 
+def signals(row: np.ndarray, label: int, balance: Balance) -> tuple[tuple[str, float], ...]:
+    """How sure the reading was, for a deliberation gate: ``lp_min``, the log-probability of the deciding
+    class; ``h_max``, the entropy of the deciding unit's (S, R, NEI) row in nats (at most ln 3); ``counter``,
+    the opposing side's strength over the deciding side's."""
+    p = np.clip(row.astype(np.float64), 1e-12, 1.0)
+    entropy = float(-(p * np.log(p)).sum())
+    counter = balance.counter / balance.strength if balance.strength > 0 else 0.0
+    return (
+        ("lp_min", round(float(math.log(p[label])), 6)),
+        ("h_max", round(entropy, 6)),
+        ("counter", round(counter, 6)),
+    )
+
+
 def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
 
@@ -459,7 +473,11 @@ class NLIVerifier(Verifier):
             rationale += f"; the strongest {'refutation' if balance.verdict else 'support'} has p={other:.2f}"
         confidence = self.confidence(balance, p)
         return Assessment(
-            balance.verdict, round(confidence, 4), rationale, evidence=reading.deciding_first(balance.index)
+            balance.verdict,
+            round(confidence, 4),
+            rationale,
+            evidence=reading.deciding_first(balance.index),
+            signals=signals(reading.probs[balance.index], label, balance),
         )
 
     def assess(self, claim: Claim, evidence: Sequence[Evidence]) -> Assessment:

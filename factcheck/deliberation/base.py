@@ -1,0 +1,111 @@
+"""The deliberation policy plugin interface: :class:`Deliberator`, and the :class:`Action` it chooses.
+
+A policy is a frozen dataclass with options (like scorers), registered through ``register_deliberators``.
+Its decisions are pure: :meth:`Deliberator.gate` says why a claim should be deliberated after its first
+round (or ``None``: stop there, at single-round cost) and :meth:`Deliberator.next_action` picks the next
+step from the state and the steps so far. The pipeline's floor (:mod:`factcheck.deliberation.floor`)
+carries the actions out; a replay (``bench/deliberation.py``) or a gate fit (``factcheck calibrate``)
+calls the pure functions alone.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from factcheck.deliberation.state import DeliberationState
+from factcheck.options import Configurable, setting
+from factcheck.types import DELIBERATION_ACTIONS, DeliberationStep
+
+ROLES = ("verifier", "llm")  # who plays the roles: the agents' own verifiers (offline), or the LLM
+OVERTURN = ("surer", "always")  # when a ruling against the standing answer replaces it
+ARBITER = "arbiter"  # the agent name of a decision-maker's ruling
+
+
+@dataclass(frozen=True)
+class Action:
+    """One step a policy asks for: its ``kind`` (verify, challenge, support, revise, arbitrate, diversify,
+    stop), the ``role`` that takes it ("devil's advocate", "collaborator", "expert", "leader",
+    "decision-maker", "verifier"), and ``why`` (what in the state called for it, or why it stopped)."""
+
+    kind: str
+    role: str = ""
+    why: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in DELIBERATION_ACTIONS:
+            raise ValueError(f"unknown deliberation action {self.kind!r} (one of {', '.join(DELIBERATION_ACTIONS)})")
+
+
+def stop(why: str) -> Action:
+    return Action("stop", "", why)
+
+
+@dataclass(frozen=True)
+class Deliberator(Configurable, ABC):
+    """A deliberation policy. Options every policy has:
+
+    - ``always``: deliberate on every claim, whatever the gate says (the "always deliberate" baseline);
+    - ``max_steps`` / ``max_calls``: per claim, the most steps and the most agent calls (retrievals,
+      verifier readings, model calls) deliberation may spend;
+    - ``roles``: ``verifier`` (the agents' own verifiers re-read, retrieval finds counter-evidence: no
+      model needed) or ``llm`` (the configured model plays the devil's advocate, the collaborator, the
+      expert, the leader's revision and the decision-maker);
+    - ``overturn``: ``surer`` (a revision or ruling against the standing answer replaces it only when it is
+      at least as sure as the judgments it overturns; a less sure one is recorded, not applied) or
+      ``always``;
+    - ``leader``: the agent that leads (default: the most trusted, then the first configured);
+    - ``trust``: a trust file (``factcheck calibrate``) whose weights rank and weigh the agents.
+    """
+
+    name: str
+    always: bool = False
+    max_steps: int = setting(6, minimum=0)
+    max_calls: int = setting(8, minimum=0)
+    roles: str = setting("verifier", choices=ROLES)
+    overturn: str = setting("surer", choices=OVERTURN)
+    leader: str = ""
+    trust: str = ""
+
+    @property
+    def active(self) -> bool:
+        """False for the ``off`` policy: the pipeline then skips the stage and computes no state."""
+        return True
+
+    def round0_agents(self, agents: Sequence[str], alpha: Mapping[str, float]) -> list[str]:
+        """The agents asked in the first round (handed to the routing policy): every agent by default."""
+        return list(agents)
+
+    def lead(self, agents: Sequence[str], alpha: Mapping[str, float]) -> str:
+        """The leading agent: the ``leader`` option, else the most trusted (ties: the configured order)."""
+        if self.leader:
+            return self.leader
+        return min(agents, key=lambda a: (-alpha.get(a, 1.0), list(agents).index(a)))
+
+    def opening(self, state: DeliberationState) -> str | None:
+        """Why this claim goes on past the first round (``always`` sends every claim), or ``None``."""
+        if self.always:
+            return "always: every claim is deliberated"
+        return self.gate(state)
+
+    @abstractmethod
+    def gate(self, state: DeliberationState) -> str | None:
+        """Why the first round's state could change with deliberation, or ``None`` to stop there. Pure."""
+
+    @abstractmethod
+    def next_action(self, state: DeliberationState, steps: Sequence[DeliberationStep]) -> Action:
+        """The next step, from the current state and the steps taken so far. Pure."""
+
+    def final(self, held: Mapping[str, Any], leader: str) -> list[str] | None:
+        """Which held judgments (by agent name) the scorer reads once deliberation ends; ``None``: all."""
+        return None
+
+
+def taken(steps: Sequence[DeliberationStep], action: str, role: str | None = None) -> int:
+    """How many of ``steps`` took ``action`` (in ``role``)."""
+    return sum(1 for s in steps if s.action == action and (role is None or s.role == role))
+
+
+__all__ = ["ARBITER", "OVERTURN", "ROLES", "Action", "Deliberator", "stop", "taken"]

@@ -1,0 +1,124 @@
+"""Who plays the deliberation roles: :class:`Roles`, and the offline :class:`VerifierRoles`.
+
+Offline there is no model to argue with, so each role is what retrieval and a verifier can do:
+
+- the devil's advocate searches for the claim's contrast (:func:`~factcheck.deliberation.queries.contrast`)
+  in every asked agent's source, deeper than the first round and past what was seen, and presents the
+  passage its verifier reads as the strongest counter-evidence; it never gives a verdict;
+- the collaborator's source (the next most trusted agent's) retrieves what the leader has not seen, and
+  the expert searches every source for the claim's key terms: their passages are the hints (offline both
+  come down to "more evidence");
+- the leader revises by re-reading the pooled evidence with its verifier; the decision-maker does the same
+  over every agent's evidence and every critique, under the name ``arbiter``.
+
+The model-backed roles (``roles = "llm"``) live in :mod:`factcheck.deliberation.llm_roles`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from factcheck.deliberation.base import ARBITER, Action
+from factcheck.deliberation.queries import contrast, key_terms
+from factcheck.types import Critique, DeliberationStep, Evidence
+
+if TYPE_CHECKING:
+    from factcheck.deliberation.floor import Floor
+
+
+class Roles(ABC):
+    """What a deliberation's roles do; each method returns the step it took (the floor numbers, times,
+    charges and records it)."""
+
+    @abstractmethod
+    async def challenge(self, floor: Floor, action: Action) -> DeliberationStep:
+        """The devil's advocate: the strongest counter-evidence or weak point of the leading verdict."""
+
+    @abstractmethod
+    async def support(self, floor: Floor, action: Action) -> DeliberationStep:
+        """A collaborator's or an expert's hints (``action.role``); never a verdict."""
+
+    @abstractmethod
+    async def revise(self, floor: Floor, action: Action) -> DeliberationStep:
+        """The leader rules again, with what the supporters said; its judgment replaces the leader's."""
+
+    @abstractmethod
+    async def arbitrate(self, floor: Floor, action: Action) -> DeliberationStep:
+        """The decision-maker rules with every verdict, rationale, evidence and critique (PAMAS eq. 6)."""
+
+
+class VerifierRoles(Roles):
+    """The roles played by retrieval and the agents' own verifiers (see the module docstring)."""
+
+    async def challenge(self, floor: Floor, action: Action) -> DeliberationStep:
+        state = floor.state()
+        queries = contrast(floor.claim.text, state.leading)
+        found = []
+        for name in floor.sources_asked():
+            found += await floor.retrieve(name, queries, deeper=True)
+        inputs = (f"judgment:{floor.leader}",)
+        if not found:
+            critique = Critique("no counter-evidence found beyond what the agents read", query=queries[0])
+            return step_of(action, floor.leader_verifier(), critique=critique, query=" | ".join(queries), inputs=inputs)
+        reading = await floor.read(floor.leader, found)
+        against = reading.factuality is not None and reading.factuality != state.leading
+        if against:
+            critique = Critique(
+                f"counter-evidence: {reading.rationale}",
+                counter=(reading.evidence or tuple(found))[:1],
+                query=queries[0],
+            )
+        else:
+            critique = Critique(
+                f"the contrast search found nothing against the leading verdict ({len(found)} passages read)",
+                query=queries[0],
+            )
+        return step_of(
+            action, floor.leader_verifier(), critique=critique, query=" | ".join(queries), evidence=found, inputs=inputs
+        )
+
+    async def support(self, floor: Floor, action: Action) -> DeliberationStep:
+        if action.role == "collaborator" and (helper := floor.collaborator()) is not None:
+            queries = floor.claim.search_queries()
+            found = await floor.retrieve(helper, queries, deeper=False)
+            actor = helper
+        else:
+            queries = (key_terms(floor.claim.text),)
+            found = []
+            for name in floor.sources_asked(every=True):
+                found += await floor.retrieve(name, queries, deeper=True)
+            actor = "every source"
+        hints = tuple(f"{e.title or e.source}: {e.text[:200]}" for e in found[:3])
+        critique = Critique("", hints=hints or ("nothing the leader has not read",))
+        return step_of(action, actor, critique=critique, query=" | ".join(queries), evidence=found)
+
+    async def revise(self, floor: Floor, action: Action) -> DeliberationStep:
+        pooled = floor.pooled()
+        judgment = await floor.rejudge(floor.leader, pooled, as_agent=floor.leader)
+        return step_of(
+            action,
+            floor.leader,
+            judgment=judgment,
+            inputs=floor.ids(pooled),
+            relied_on=floor.ids(judgment.evidence[:1]),
+            replaces=floor.leader,
+        )
+
+    async def arbitrate(self, floor: Floor, action: Action) -> DeliberationStep:
+        pooled = floor.pooled(every=True)
+        judgment = await floor.rejudge(floor.leader, pooled, as_agent=ARBITER)
+        inputs = tuple(f"judgment:{name}" for name in floor.held) + floor.critique_ids() + floor.ids(pooled)
+        return step_of(
+            action,
+            floor.leader_verifier(),
+            judgment=judgment,
+            inputs=inputs,
+            relied_on=floor.ids(judgment.evidence[:1]),
+        )
+
+
+def step_of(action: Action, actor: str, *, evidence: Iterable[Evidence] = (), **fields: Any) -> DeliberationStep:
+    """The step ``action`` took, by ``actor`` (the floor numbers and charges it)."""
+    return DeliberationStep(0, action.kind, action.role, actor, evidence=tuple(evidence), **fields)
