@@ -29,8 +29,8 @@ from factcheck.llm.client import llm_settings
 from factcheck.pipeline import Agent, Checker, answer_options
 from factcheck.plugins.manager import get_registry
 from factcheck.routing import RoutingPolicy, build_routing
-from factcheck.trust import gate_thresholds
 from factcheck.scoring.base import LabelRule, Scorer
+from factcheck.trust import gate_thresholds
 from factcheck.types import TextVerdict
 
 FALLBACK_EXTRACTOR = "sentence"  # splits the text when a model-based extractor fails

@@ -190,6 +190,10 @@ class Checker:
         self.deliberation = deliberation or Off()
         if self.deliberation.active and ARBITER in names:
             raise ConfigError(f"agent name {ARBITER!r} is the decision-maker's under deliberation: rename the agent")
+        if self.deliberation.active and self.deliberation.leader and self.deliberation.leader not in names:
+            raise ConfigError(
+                f"deliberation leader {self.deliberation.leader!r} is not an agent (agents: {', '.join(names)})"
+            )
         self._judged_by: JudgedBy | None = None  # worked out on first use (judged_by)
         self._alpha: dict[str, float] | None = None  # the deliberation's trust weights (trust_weights)
         # Components whose prepare() timed out, by id: (retry after, why), so later checks skip them at once.

@@ -9,7 +9,9 @@ judgment reused from an earlier policy never hides its cost). Sets:
 - ``scifact-dev``: the 188 SciFact dev claims of the MAFC authors (``scifact-binary``): the evaluation set,
   never tuned on;
 - ``check-covid-dev`` / ``check-covid-test``: Check-COVID claims against Check-COVID's own 347 abstracts
-  (``python scripts/build_eval_corpus.py`` writes them).
+  (``python scripts/build_eval_corpus.py`` writes them);
+- ``fever``: 300 FEVER claims (SufficientFacts, never trained on) against their pooled gold Wikipedia
+  sentences (``python scripts/build_eval_corpus.py --set fever``).
 
 Setups are bench/deliberation.toml's: ``single`` (the offline default's one agent), ``duo`` (hybrid top 3 and
 BM25 top 5, both ``nli``), ``trio`` (duo and a ``lexical`` agent), ``control`` (duo with top_k doubled).
@@ -39,10 +41,14 @@ from factcheck.types import Claim, Label
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"
 COVID_CORPUS = ROOT / "build" / "check-covid-corpus.jsonl"
+FEVER_CORPUS, FEVER_CLAIMS = ROOT / "build" / "fever-corpus.jsonl", ROOT / "build" / "fever-claims.jsonl"
 
 
 def claims_of(name: str, data: Path) -> list[tuple[str, Label]]:
     """The set's claims with their gold labels (TRUE / FALSE)."""
+    if name == "fever":
+        rows = [json.loads(line) for line in FEVER_CLAIMS.read_text(encoding="utf-8").splitlines() if line.strip()]
+        return [(str(r["claim"]), Label.parse(r["gold"])) for r in rows]
     if name == "scifact-heldout":
         sys.path.insert(0, str(ROOT / "scripts"))
         from train_offline_nli import heldout_groups, read_jsonl
@@ -83,7 +89,8 @@ def policy_of(spec: str) -> Any:
     return get_registry().get("deliberators", name).configure(**pairs)
 
 
-def measure(checker: Checker, claims: list[tuple[str, Label]]) -> dict[str, Any]:
+def measure(checker: Checker, claims: list[tuple[str, Label]], records: list[dict[str, Any]]) -> dict[str, Any]:
+    """One policy over ``claims``; each checked claim is added to ``records`` (its verdict's JSON and gold)."""
     gold, predicted, calls, passages, seconds, deliberated, steps = [], [], [], [], [], 0, []
     for i, (text, label) in enumerate(claims):
         start = time.perf_counter()
@@ -91,6 +98,7 @@ def measure(checker: Checker, claims: list[tuple[str, Label]]) -> dict[str, Any]
         seconds.append(time.perf_counter() - start)
         gold.append(label)
         predicted.append(verdict.claims[0].label)
+        records.append({**verdict.to_dict(), "gold": str(label)})
         usage = verdict.usage.calls
         calls.append(sum(n for key, n in usage.items() if key.startswith(("source:", "verifier:"))))
         passages.append(usage.get("nli:pairs", 0))
@@ -121,9 +129,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--out", type=Path, default=None, help="write every row (with its labels) as JSON")
+    parser.add_argument(
+        "--records",
+        type=Path,
+        default=None,
+        help="a folder for each policy's checked claims as JSON lines (what `factcheck calibrate` reads)",
+    )
     args = parser.parse_args(argv)
     claims = claims_of(args.name, args.data)[: args.limit]
-    corpus = str(COVID_CORPUS) if args.name.startswith("check-covid") else None
+    corpus = {"fever": str(FEVER_CORPUS)}.get(
+        args.name, str(COVID_CORPUS) if args.name.startswith("check-covid") else None
+    )
     rows = {}
     print(f"{args.name}: {len(claims)} claims, setup {args.setup}")
     for spec in args.policy or ["off"]:
@@ -134,12 +150,18 @@ def main(argv: list[str] | None = None) -> int:
             labels="threshold",
             deliberation=policy_of(spec),
         )
-        row = measure(checker, claims)
+        records: list[dict[str, Any]] = []
+        row = measure(checker, claims, records)
         rows[spec] = row
+        if args.records is not None:
+            args.records.mkdir(parents=True, exist_ok=True)
+            lines = "".join(json.dumps(r) + "\n" for r in records)
+            stem = f"{args.name}-{args.setup}-{spec.replace(':', '-').replace(';', '-')}"
+            (args.records / f"{stem}.jsonl").write_text(lines, encoding="utf-8")
         print(
             f"  {spec:44} acc {row['accuracy']:.3f}  F1 {row['macro_f1']:.3f}  UNVERIFIED {row['unverified']:.1%}  "
-            f"deliberated {row['deliberated']:.1%}  agent calls {row['agent_calls']:.2f}  passages {row['passages']:.1f}"
-            f"  median {row['median_ms']} ms (p95 {row['p95_ms']})",
+            f"deliberated {row['deliberated']:.1%}  agent calls {row['agent_calls']:.2f}  "
+            f"passages {row['passages']:.1f}  median {row['median_ms']} ms (p95 {row['p95_ms']})",
             flush=True,
         )
     if args.out is not None:

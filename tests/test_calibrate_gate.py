@@ -53,14 +53,17 @@ def test_calibrate_gate_writes_a_gate_object_old_readers_ignore(tmp_path: Path) 
     data = json.loads(out.read_text())
     assert data["gate"]["target"] == 0.9 and data["gate"]["max_share"] == 0.5
     assert data["gate"]["policies"]["lase"] == {
-        "options": {"tau_conf": 0.71},
+        "options": {"tau_lp": 0.0, "tau_h": 10.0, "tau_conf": 0.71},  # the gate reads the one signal fitted
         "share": 0.4,
         "stopped_accuracy": 1.0,
         "reached": True,
     }
     assert set(Trust.load(out).agents) == {"a", "b"}  # a trust reader reads agents only
     assert Trust.from_dict(data).agents == learn_trust(RECORDS).agents
-    assert gate_thresholds(out) == {"lase": {"tau_conf": 0.71}, "ecmr": {"tau_confidence": 0.71}}
+    assert gate_thresholds(out) == {
+        "lase": {"tau_lp": 0.0, "tau_h": 10.0, "tau_conf": 0.71},
+        "ecmr": {"tau_confidence": 0.71},
+    }
 
 
 def test_gate_thresholds_of_a_file_without_a_gate_is_empty(tmp_path: Path) -> None:

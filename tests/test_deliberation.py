@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 
@@ -16,6 +16,7 @@ from factcheck.deliberation.state import DeliberationState, state_of
 from factcheck.errors import ConfigError, SourceError
 from factcheck.extractors.sentence import SentenceExtractor
 from factcheck.pipeline import Agent, Checker
+from factcheck.report import deliberation_block
 from factcheck.scoring.labels import ThresholdRule
 from factcheck.scoring.mafc import MAFCScorer
 from factcheck.sources.base import Source
@@ -354,6 +355,32 @@ def test_the_record_round_trips_through_json() -> None:
     assert ClaimVerdict.from_dict(verdict.to_dict()) == verdict
 
 
-def test_an_agent_named_arbiter_is_refused_under_deliberation() -> None:
+def test_an_agent_named_arbiter_or_a_leader_that_is_no_agent_is_refused() -> None:
     with pytest.raises(ConfigError, match="arbiter"):
         checker(Agent("arbiter", QuerySource(), WordVerifier()), policy=ECMR())
+    with pytest.raises(ConfigError, match="leader 'web' is not an agent"):
+        checker(Agent("a", QuerySource(), WordVerifier()), policy=LASE(leader="web"))
+
+
+@dataclass(frozen=True)
+class DoubtingVerifier(WordVerifier):
+    """Sure of one passage, unsure of several: a ruling over pooled evidence is less sure than the first round."""
+
+    async def judge(self, claim: Claim, evidence: Sequence[Evidence]) -> Assessment:
+        found = await super().judge(claim, evidence)
+        return replace(found, confidence=0.9 if len(evidence) == 1 else 0.3)
+
+
+def test_a_less_sure_ruling_is_recorded_but_does_not_overturn_the_first_round() -> None:
+    yes = Agent("yes", QuerySource(name="yes", agree=("Drug X lowers blood pressure.",)), DoubtingVerifier())
+    no = Agent("no", QuerySource(name="no", agree=("Drug X does not lower blood pressure.",)), WordVerifier())
+    verdict = check(checker(yes, no, policy=ECMR()))
+    record = verdict.deliberation
+    assert record is not None and record.steps[-1].action == "arbitrate"
+    ruling = record.steps[-1]
+    assert ruling.judgment is not None and ruling.judgment.factuality is False and not ruling.applied
+    assert [j.agent for j in verdict.judgments] == ["yes", "no"] and verdict.label is Label.TRUE
+    assert verdict.deliberation is not None
+    assert "not applied" in deliberation_block(verdict.deliberation).plain
+    overturned = check(checker(yes, no, policy=ECMR(overturn="always")))
+    assert [j.agent for j in overturned.judgments] == ["arbiter"] and overturned.label is Label.FALSE

@@ -71,11 +71,34 @@ def test_the_environment_sets_the_policy_and_an_override_wins(tmp_path: Path) ->
     assert dict(merged.deliberation_options) == {"tau_lp": 0.9, "tau_h": 0.2}
 
 
-def test_a_routing_trust_file_reaches_a_policy_without_its_own() -> None:
-    routed = build_deliberator(Settings(deliberation="lase", routing_options={"trust": "trust.json"}))
-    assert routed.trust == "trust.json"
-    own = Settings(deliberation="lase", deliberation_options={"trust": "mine.json"}, routing_options={"trust": "t"})
-    assert build_deliberator(own).trust == "mine.json"
+def trust_file(path: Path, gate: dict[str, Any] | None = None) -> str:
+    data: dict[str, Any] = {"schema": "factcheck-trust/1", "agents": {}}
+    if gate is not None:
+        data["gate"] = gate
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return str(path)
+
+
+def test_a_routing_trust_file_reaches_a_policy_without_its_own(tmp_path: Path) -> None:
+    routed_file, own_file = trust_file(tmp_path / "trust.json"), trust_file(tmp_path / "mine.json")
+    routed = build_deliberator(Settings(deliberation="lase", routing_options={"trust": routed_file}))
+    assert routed.trust == routed_file
+    own = Settings(
+        deliberation="lase", deliberation_options={"trust": own_file}, routing_options={"trust": routed_file}
+    )
+    assert build_deliberator(own).trust == own_file
+
+
+def test_the_gate_fitted_into_the_trust_file_applies_unless_an_option_is_named(tmp_path: Path) -> None:
+    gate = {"policies": {"lase": {"options": {"tau_conf": 0.71, "tau_lp": 0.42}}, "ecmr": {"options": {}}}}
+    path = trust_file(tmp_path / "trust.json", gate)
+    fitted = build_deliberator(Settings(deliberation="lase", routing_options={"trust": path}))
+    assert (fitted.tau_conf, fitted.tau_lp) == (0.71, 0.42)
+    named = build_deliberator(
+        Settings(deliberation="lase", deliberation_options={"tau_lp": 0.9}, routing_options={"trust": path})
+    )
+    assert (named.tau_conf, named.tau_lp) == (0.71, 0.9)
+    assert build_deliberator(Settings(deliberation="ecmr", routing_options={"trust": path})).tau_confidence == 0.55
 
 
 # --- the builder and the fingerprint ---

@@ -38,7 +38,8 @@ from factcheck.usage import UsageRecorder
 if TYPE_CHECKING:
     from factcheck.pipeline import Agent
 
-SENTENCES_PER_PASSAGE = 16  # a verifier with ``max_sentences`` re-reads this many per pooled passage
+SENTENCES_PER_PASSAGE = 16  # a verifier with ``max_sentences`` re-reads this many per pooled passage,
+MAX_REREAD_SENTENCES = 96  # and at most this many in all (the sentences are ranked by meaning first)
 
 
 class StepFailed(Exception):
@@ -196,9 +197,9 @@ class Floor:
     async def read(self, name: str, evidence: Sequence[Evidence]) -> Assessment:
         """Agent ``name``'s verifier on ``evidence`` (raised to read the pooled passages whole)."""
         verifier = self.agents[name].verifier
-        limit = verifier.options().get("max_sentences")
-        if isinstance(limit, int) and limit < SENTENCES_PER_PASSAGE * len(evidence):
-            verifier = verifier.configure(max_sentences=SENTENCES_PER_PASSAGE * len(evidence))
+        limit, wanted = verifier.options().get("max_sentences"), SENTENCES_PER_PASSAGE * len(evidence)
+        if isinstance(limit, int) and limit < wanted:
+            verifier = verifier.configure(max_sentences=min(wanted, max(limit, MAX_REREAD_SENTENCES)))
         self._charge(f"verifier:{verifier.name}")
         assessment = await self._timed(
             f"verifier {verifier.name}", call_plugin(verifier, "judge", self.claim, evidence)

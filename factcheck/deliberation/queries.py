@@ -69,28 +69,28 @@ def turned(text: str) -> str | None:
     return result if changed else None
 
 
-def denied(text: str) -> str:
-    """``text`` with its negation taken away, or a denial added: what the opposite verdict would say."""
-    words = text.rstrip(".!?").split()
-    kept = [w for w in words if w.lower().strip(",;:") not in NEGATIONS]
-    if len(kept) < len(words):
-        return " ".join(kept)
-    return f"{' '.join(words)}: no effect, not associated"
+def negated(text: str) -> bool:
+    """Whether ``text`` says "not" (or another negation)."""
+    return any(word.lower().strip(",;:") in NEGATIONS for word in text.split())
+
+
+def affirmed(text: str) -> str:
+    """``text`` with its negations taken out: what the opposite verdict on a negative claim would say."""
+    return " ".join(w for w in text.rstrip(".!?").split() if w.lower().strip(",;:") not in NEGATIONS)
 
 
 def contrast(claim: str, leading: bool | None) -> tuple[str, ...]:
     """Queries for evidence against the ``leading`` verdict on ``claim``.
 
-    Against TRUE: the claim turned around and the claim denied. Against FALSE: the claim as it is (what
-    would support it), and with its negation taken away."""
+    Against TRUE: the claim with its direction turned around, its negation taken out, or (neither) with
+    "no effect" asked for. Against FALSE: what would support the claim, the claim itself (and, for a
+    negative claim, also affirmed)."""
+    plain = claim.rstrip(".!?")
     if leading is False:
-        plain = claim.rstrip(".!?")
-        stripped = denied(claim)
-        return tuple(
-            dict.fromkeys(q for q in (plain, stripped if not stripped.endswith("not associated") else None) if q)
-        )
-    queries = [q for q in (turned(claim), denied(claim)) if q]
-    return tuple(dict.fromkeys(queries))
+        queries = [plain, affirmed(claim) if negated(claim) else None]
+    else:
+        queries = [turned(claim), affirmed(claim) if negated(claim) else f"{plain}: no effect"]
+    return tuple(dict.fromkeys(q for q in queries if q))
 
 
 def key_terms(text: str, limit: int = 8) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +76,13 @@ def cross_validate(
 # (tau_lp) and the verbal fallback rarely decides, so tau_lp is fitted instead (gate_option).
 GATE_OPTIONS = {"lase": "tau_conf", "ecmr": "tau_confidence"}
 MEASURED_OPTIONS = {"lase": "tau_lp"}
+# While one of LASE's certainty thresholds is fitted, its others are off, so the fitted gate reads one signal
+# (the paper's tau_h is a token entropy; the nli verifier's is its three classes', which it would send on
+# nearly always); they are written into the trust file with it.
+FIT_ALONE = {
+    ("lase", "tau_lp"): {"tau_h": 10.0, "tau_conf": 0.0},
+    ("lase", "tau_conf"): {"tau_lp": 0.0, "tau_h": 10.0},
+}
 DEFAULT_TARGET = 0.85
 DEFAULT_MAX_SHARE = 0.3
 GRID = tuple(i / 100 for i in range(101))  # the thresholds a fit sweeps, 0.00 to 1.00
@@ -155,10 +162,11 @@ class GateFit:
     outcome: GateOutcome
     reached: bool
     sweep: tuple[tuple[float, GateOutcome], ...]
+    alone: Mapping[str, float] = field(default_factory=dict)  # the other thresholds, off while fitting
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "options": {self.option: self.value},
+            "options": {**self.alone, self.option: self.value},
             "share": round(self.outcome.share, 6),
             "stopped_accuracy": None
             if self.outcome.stopped_accuracy is None
@@ -315,6 +323,8 @@ def fit_gate(
     :func:`choose`. The first round is scored with ``scorer`` (default MAFC)."""
     if option not in policy.options():
         raise ConfigError(f"deliberation policy {policy.name!r} has no option {option!r}")
+    alone = FIT_ALONE.get((policy.name, option), {})
+    policy = policy.configure(**alone)
     replay = GateReplay(cases, policy, alpha_of, scorer or MAFCScorer())
     sweep: list[tuple[float, GateOutcome]] = []
     for value in grid:
@@ -323,7 +333,7 @@ def fit_gate(
         if last is None or (outcome.sent, outcome.stopped_correct) != (last.sent, last.stopped_correct):
             sweep.append((value, outcome))
     value, outcome, reached = choose(sweep, target, max_share)
-    return GateFit(policy.name, option, value, outcome, reached, tuple(sweep))
+    return GateFit(policy.name, option, value, outcome, reached, tuple(sweep), alone)
 
 
 def reliability(
@@ -396,7 +406,8 @@ def _print_gate(
             continue
         fit = fit_gate(cases, policies[name], option, alpha_of, target=target, max_share=share)
         fits.append(fit)
-        sweep = Table(title=f"{name}: {option} sweep (other options at their defaults)")
+        others = ", ".join(f"{k}={v:g}" for k, v in fit.alone.items())
+        sweep = Table(title=f"{name}: {option} sweep ({others or 'other options at their defaults'})")
         for column in (option, "deliberated", "stopped", "stopped accuracy", "sent-on accuracy"):
             sweep.add_column(column)
         for value, outcome in fit.sweep:
