@@ -57,7 +57,7 @@ from factcheck.eval.calibrate import (
     has_evidence,
     has_signal,
 )
-from factcheck.jsonl import read_records
+from factcheck.eval.mafc import judged_records
 from factcheck.plugins.manager import get_deliberators
 from factcheck.scoring.mafc import MAFCScorer
 from factcheck.trust import Trust, fold_of_records, learn_trust
@@ -159,14 +159,7 @@ def print_rows(rows: Sequence[Row]) -> None:
 
 
 def replay_main(args: argparse.Namespace) -> int:
-    if args.judgments:
-        records = [record for _, record in read_records(args.judgments)]
-        source = str(args.judgments)
-    else:
-        from factcheck.eval.mafc import scifact_binary
-
-        records = scifact_binary(args.data)
-        source = f"MAFC authors' SciFact judgments ({args.data})"
+    records, source = judged_records(args.judgments or None, args.data)
     cases = gate_cases(records)
     if not cases:
         print("no claims with a TRUE / FALSE gold label", file=sys.stderr)

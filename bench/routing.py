@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from factcheck import get_scorers
+from factcheck.eval.mafc import judged_records
 from factcheck.eval.metrics import accuracy, bootstrap_ci
-from factcheck.jsonl import read_records
 from factcheck.routing import AllAgents, GatedRouting, RoutingPolicy, TrustRouting, simulate
 from factcheck.scoring.base import Scorer
 from factcheck.scoring.mafc import MAFCScorer
@@ -118,14 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     print("$ " + shlex.join(["python", *sys.argv]) if argv is None else "$ " + shlex.join(["python", *argv]))
-    if args.judgments:
-        records = [record for _, record in read_records(args.judgments)]
-        source = str(args.judgments)
-    else:
-        from factcheck.eval.mafc import scifact_binary
-
-        records = scifact_binary(args.data)
-        source = f"MAFC authors' SciFact judgments ({args.data})"
+    records, source = judged_records(args.judgments or None, args.data)
     cases = cases_of(records)
     agents = list(dict.fromkeys(a for c in cases for a in c.judgments))
     costs = parse_costs(args.costs)

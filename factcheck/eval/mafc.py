@@ -27,6 +27,7 @@ from typing import Any
 from factcheck.errors import InputError
 from factcheck.eval.datasets import DATA_HINT, load_dataset
 from factcheck.eval.runner import item_claims, record, replay_records
+from factcheck.jsonl import read_records
 from factcheck.types import ClaimVerdict, Judgment, TextVerdict
 
 AGENTS = ("Google", "Wikipedia", "LLM")  # Agent1..3 of the authors' CSV
@@ -53,6 +54,14 @@ def scifact_binary(data_dir: Path) -> list[dict[str, Any]]:
         data = record(item, TextVerdict(item.text, (ClaimVerdict(claim, _judgments(row)),)))
         records.append({**data, "authors_score": float(row["Normalized Confidence"])})
     return records
+
+
+def judged_records(judgments: Path | None, data_dir: Path) -> tuple[list[dict[str, Any]], str]:
+    """The recorded checks a replay reads, and what they are: ``judgments`` (JSON lines a check or
+    ``factcheck eval`` wrote), else the MAFC authors' SciFact judgments (:func:`scifact_binary`)."""
+    if judgments is not None:
+        return [r for _, r in read_records(judgments)], str(judgments)
+    return scifact_binary(data_dir), f"MAFC authors' SciFact judgments ({data_dir})"
 
 
 def scifact_mixed(data_dir: Path) -> list[dict[str, Any]]:
