@@ -43,10 +43,11 @@ from pathlib import Path
 from typing import Any
 
 from factcheck import get_verifiers
+from factcheck.agent import Agent
 from factcheck.batch.inputs import Document, open_input
 from factcheck.batch.runner import LocalEngine, Tally, run_batch
 from factcheck.build import build_checker
-from factcheck.pipeline import Agent, Checker
+from factcheck.pipeline import Checker
 from factcheck.resume import AppendLog
 from factcheck.testing import ScriptedVerifier, StaticSource
 

@@ -7,6 +7,7 @@
 The public API is exactly what this module exports.
 """
 
+from factcheck.agent import Agent
 from factcheck.build import build_checker, check
 from factcheck.config import AgentSpec, Settings, load_settings
 from factcheck.context import CheckContext
@@ -33,7 +34,7 @@ from factcheck.errors import (
 from factcheck.events import CheckEvent, ClaimChecked, ClaimsFound, TextChecked
 from factcheck.extractors.base import ClaimExtractor
 from factcheck.limits import Limits
-from factcheck.pipeline import Agent, Checker
+from factcheck.pipeline import Checker
 from factcheck.plugins import (
     get_extractors,
     get_label_rules,

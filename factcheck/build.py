@@ -19,6 +19,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from factcheck.agent import Agent, answer_options
 from factcheck.cache import open_cache
 from factcheck.config import Settings, load_settings
 from factcheck.deliberation.base import Deliberator
@@ -26,7 +27,7 @@ from factcheck.errors import ConfigError
 from factcheck.extractors.base import ClaimExtractor
 from factcheck.limits import Limits
 from factcheck.llm.client import llm_settings
-from factcheck.pipeline import Agent, Checker, answer_options
+from factcheck.pipeline import Checker
 from factcheck.plugins.manager import get_registry
 from factcheck.routing import RoutingPolicy, build_routing
 from factcheck.scoring.base import LabelRule, Scorer

@@ -18,9 +18,7 @@ import asyncio
 import contextvars
 import copy
 import inspect
-import json
 import time
-import unicodedata
 import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from concurrent.futures import CancelledError as CancelledFuture
@@ -30,13 +28,14 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from factcheck.agent import Agent
 from factcheck.cache import Cache, cache_key, cached
-from factcheck.claimtime import marked, reading_times, reference_time, with_times
+from factcheck.claimtime import marked, reference_time, with_times
 from factcheck.context import current, enter, using
 from factcheck.deliberation.base import ARBITER, Deliberator
 from factcheck.deliberation.builtins import Off
-from factcheck.deliberation.floor import Floor
-from factcheck.deliberation.roles import Roles, VerifierRoles
+from factcheck.deliberation.floor import Floor, Roles
+from factcheck.deliberation.roles import VerifierRoles
 from factcheck.errors import (
     BudgetReachedError,
     ConfigError,
@@ -81,53 +80,6 @@ from factcheck.usage import UsageRecorder, record_cache_hit
 from factcheck.verifiers.base import Verifier
 
 JUDGMENT_CACHE_VERSION = "2"  # bump when a judgment's meaning changes; options and cache_version() cover the rest
-
-
-def normalise_claim(text: str) -> str:
-    """The form under which a claim's judgments are reused: Unicode-normalised, case and spacing folded.
-
-    "Vitamin C  cures colds." and "vitamin c cures colds" are the same question
-    to every agent; the final full stop and surrounding quotes do not change it.
-    """
-    folded = " ".join(unicodedata.normalize("NFKC", text).casefold().split())
-    return folded.strip(" \"'\u201c\u201d\u2018\u2019").rstrip(".!").strip()
-
-
-def answer_options(component: Source | Verifier) -> dict[str, Any]:
-    """The component's options that can change its answers (its ``transport_options`` left out)."""
-    return {k: v for k, v in component.options().items() if k not in component.transport_options}
-
-
-@dataclass(frozen=True)
-class Agent:
-    """A named evidence agent: a source paired with a verifier."""
-
-    name: str
-    source: Source
-    verifier: Verifier
-
-    def judgment_request(self, claim: Claim, llm: Any) -> dict[str, Any] | None:
-        """What this agent's judgment of ``claim`` depends on, as a cache request (None: never reuse it).
-
-        The agent's name is left out: two agents with the same source, verifier
-        and options give the same judgment whatever they are called.
-        """
-        if not (self.source.reuse_judgments and self.verifier.reuse_judgments):
-            return None
-        request = {
-            "claim": normalise_claim(claim.text),
-            "queries": [normalise_claim(q) for q in claim.queries],
-            "source": [self.source.name, answer_options(self.source), self.source.cache_version()],
-            "verifier": [self.verifier.name, answer_options(self.verifier), self.verifier.cache_version()],
-            "llm": [llm.base_url, llm.model],
-        }
-        if times := reading_times(claim):  # judged against pages of another time: not today's judgment
-            request["as_of"] = times
-        try:
-            json.dumps(request)
-        except (TypeError, ValueError):
-            return None  # options that are no JSON (objects handed in by a library user): do not guess
-        return request
 
 
 EXTRACT_CHARS_PER_CLAIM = 500  # with max_claims = 200, claims are read from the first 100,000 characters

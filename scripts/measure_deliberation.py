@@ -31,10 +31,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from factcheck.agent import Agent
 from factcheck.build import build_checker
 from factcheck.eval.datasets import load_dataset
 from factcheck.eval.metrics import accuracy, macro_f1
-from factcheck.pipeline import Agent, Checker
+from factcheck.pipeline import Checker
 from factcheck.plugins.manager import get_registry
 from factcheck.types import Claim, Label
 

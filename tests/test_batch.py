@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from factcheck.agent import Agent
 from factcheck.batch.inputs import CsvInput, Document, FolderInput, JsonlInput, open_input
 from factcheck.batch.output import prepare_output, settings_path
 from factcheck.batch.progress import spending
@@ -26,7 +27,6 @@ from factcheck.build import build_checker
 from factcheck.cli import cli
 from factcheck.errors import ConfigError, InputError
 from factcheck.net import REFUSALS, Service, digest, use_service
-from factcheck.pipeline import Agent
 from factcheck.resume import AppendLog, read_done
 from factcheck.testing import ScriptedVerifier, StaticSource
 from factcheck.testing.llm import FakeChatServer

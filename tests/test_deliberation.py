@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 
 import pytest
 
+from factcheck.agent import Agent
 from factcheck.deliberation.builtins import Off
 from factcheck.deliberation.ecmr import ECMR
 from factcheck.deliberation.lase import LASE
@@ -15,7 +16,7 @@ from factcheck.deliberation.queries import contrast, key_terms, turned
 from factcheck.deliberation.state import DeliberationState, state_of
 from factcheck.errors import ConfigError, SourceError
 from factcheck.extractors.sentence import SentenceExtractor
-from factcheck.pipeline import Agent, Checker
+from factcheck.pipeline import Checker
 from factcheck.report import deliberation_block
 from factcheck.scoring.labels import ThresholdRule
 from factcheck.scoring.mafc import MAFCScorer

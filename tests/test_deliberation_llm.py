@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from factcheck.agent import Agent
 from factcheck.context import using
 from factcheck.deliberation.base import Deliberator
 from factcheck.deliberation.builtins import Off
@@ -19,7 +20,7 @@ from factcheck.deliberation.ecmr import ECMR
 from factcheck.deliberation.lase import LASE
 from factcheck.extractors.sentence import SentenceExtractor
 from factcheck.llm.client import llm_settings
-from factcheck.pipeline import Agent, Checker
+from factcheck.pipeline import Checker
 from factcheck.scoring.labels import ThresholdRule
 from factcheck.scoring.mafc import MAFCScorer
 from factcheck.testing import StaticSource

@@ -20,6 +20,7 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
+from factcheck.agent import Agent
 from factcheck.batch.inputs import Document, FolderInput
 from factcheck.batch.output import claim_output, lock_path, settings_path
 from factcheck.batch.runner import Budget, LocalEngine, run_batch
@@ -28,7 +29,7 @@ from factcheck.cache import Cache
 from factcheck.cli import cli
 from factcheck.errors import InputError
 from factcheck.extractors.sentence import SentenceExtractor
-from factcheck.pipeline import Agent, Checker
+from factcheck.pipeline import Checker
 from factcheck.plugins.calls import SYNC_WORKERS, call_plugin
 from factcheck.resume import AppendLog, exclusive
 from factcheck.sources.base import Source

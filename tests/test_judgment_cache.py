@@ -13,8 +13,8 @@ from typing import ClassVar
 import pytest
 
 from factcheck import Agent, Checker
+from factcheck.agent import normalise_claim
 from factcheck.build import build_checker
-from factcheck.pipeline import normalise_claim
 from factcheck.sources.corpus import CorpusSource
 from factcheck.testing import ScriptedVerifier, StaticSource
 from factcheck.types import Claim, Evidence
@@ -119,9 +119,9 @@ def test_components_that_do_not_opt_in_and_a_disabled_cache_are_judged_every_tim
 
 
 def test_transport_options_change_neither_reuse_nor_the_batch_fingerprint() -> None:
+    from factcheck.agent import answer_options
     from factcheck.build import fingerprint
     from factcheck.config import Settings
-    from factcheck.pipeline import answer_options
     from factcheck.sources.wikipedia import WikipediaSource
 
     polite = WikipediaSource(user_agent="my-checker/1.0 (me@example.org)", timeout_s=5.0, concurrency=2)

@@ -11,13 +11,13 @@ calls the pure functions alone.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from factcheck.deliberation.state import DeliberationState
 from factcheck.options import Configurable, setting
-from factcheck.types import DELIBERATION_ACTIONS, DeliberationStep
+from factcheck.types import DELIBERATION_ACTIONS, DeliberationStep, Evidence
 
 ROLES = ("verifier", "llm")  # who plays the roles: the agents' own verifiers (offline), or the LLM
 OVERTURN = ("surer", "always")  # when a ruling against the standing answer replaces it
@@ -108,4 +108,9 @@ def taken(steps: Sequence[DeliberationStep], action: str, role: str | None = Non
     return sum(1 for s in steps if s.action == action and (role is None or s.role == role))
 
 
-__all__ = ["ARBITER", "OVERTURN", "ROLES", "Action", "Deliberator", "stop", "taken"]
+def step_of(action: Action, actor: str, *, evidence: Iterable[Evidence] = (), **fields: Any) -> DeliberationStep:
+    """The step ``action`` took, by ``actor`` (the floor numbers and charges it)."""
+    return DeliberationStep(0, action.kind, action.role, actor, evidence=tuple(evidence), **fields)
+
+
+__all__ = ["ARBITER", "OVERTURN", "ROLES", "Action", "Deliberator", "step_of", "stop", "taken"]

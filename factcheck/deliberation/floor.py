@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
+from factcheck.agent import Agent
 from factcheck.context import current, using
-from factcheck.deliberation.base import ARBITER, Action, Deliberator
+from factcheck.deliberation.base import ARBITER, Action, Deliberator, step_of
 from factcheck.deliberation.queries import key_terms
-from factcheck.deliberation.roles import Roles, step_of
 from factcheck.deliberation.state import DeliberationState, seen_key, state_of
 from factcheck.errors import BudgetReachedError, raise_errors_requested
 from factcheck.plugins.calls import call_plugin, usable_evidence
@@ -35,11 +35,29 @@ from factcheck.types import (
 )
 from factcheck.usage import UsageRecorder
 
-if TYPE_CHECKING:
-    from factcheck.pipeline import Agent
-
 SENTENCES_PER_PASSAGE = 16  # a verifier with ``max_sentences`` re-reads this many per pooled passage,
 MAX_REREAD_SENTENCES = 96  # and at most this many in all (the sentences are ranked by meaning first)
+
+
+class Roles(ABC):
+    """What a deliberation's roles do; each method returns the step it took (the floor numbers, times,
+    charges and records it)."""
+
+    @abstractmethod
+    async def challenge(self, floor: Floor, action: Action) -> DeliberationStep:
+        """The devil's advocate: the strongest counter-evidence or weak point of the leading verdict."""
+
+    @abstractmethod
+    async def support(self, floor: Floor, action: Action) -> DeliberationStep:
+        """A collaborator's or an expert's hints (``action.role``); never a verdict."""
+
+    @abstractmethod
+    async def revise(self, floor: Floor, action: Action) -> DeliberationStep:
+        """The leader rules again, with what the supporters said; its judgment replaces the leader's."""
+
+    @abstractmethod
+    async def arbitrate(self, floor: Floor, action: Action) -> DeliberationStep:
+        """The decision-maker rules with every verdict, rationale, evidence and critique (PAMAS eq. 6)."""
 
 
 class StepFailed(Exception):

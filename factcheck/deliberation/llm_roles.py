@@ -27,11 +27,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from factcheck.context import current
-from factcheck.deliberation.base import ARBITER, Action
-from factcheck.deliberation.roles import Roles, step_of
+from factcheck.deliberation.base import ARBITER, Action, step_of
+from factcheck.deliberation.floor import Floor, Roles
 from factcheck.errors import LLMError
 from factcheck.llm.client import LLMAnswer, chat, resolve
 from factcheck.llm.fence import defuse, fenced, new_nonce, one_line, unfence
@@ -40,9 +40,6 @@ from factcheck.llm.logprobs import answer_signals
 from factcheck.text import valid_unicode
 from factcheck.types import Critique, DeliberationStep, Evidence, Judgment
 from factcheck.verifiers.llm import fenced_passage, time_lines
-
-if TYPE_CHECKING:
-    from factcheck.deliberation.floor import Floor
 
 PROMPT_VERSION = "roles-1"  # part of the cache key: bump when a prompt changes
 MAX_PASSAGES = 16  # passages shown to a role (the pooled evidence, in the floor's order)

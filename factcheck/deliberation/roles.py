@@ -1,4 +1,4 @@
-"""Who plays the deliberation roles: :class:`Roles`, and the offline :class:`VerifierRoles`.
+"""The deliberation roles played offline: :class:`VerifierRoles` (the interface: ``floor.Roles``).
 
 Offline there is no model to argue with, so each role is what retrieval and a verifier can do:
 
@@ -16,37 +16,10 @@ The model-backed roles (``roles = "llm"``) live in :mod:`factcheck.deliberation.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
-
-from factcheck.deliberation.base import ARBITER, Action
+from factcheck.deliberation.base import ARBITER, Action, step_of
+from factcheck.deliberation.floor import Floor, Roles
 from factcheck.deliberation.queries import contrast, key_terms
-from factcheck.types import Critique, DeliberationStep, Evidence
-
-if TYPE_CHECKING:
-    from factcheck.deliberation.floor import Floor
-
-
-class Roles(ABC):
-    """What a deliberation's roles do; each method returns the step it took (the floor numbers, times,
-    charges and records it)."""
-
-    @abstractmethod
-    async def challenge(self, floor: Floor, action: Action) -> DeliberationStep:
-        """The devil's advocate: the strongest counter-evidence or weak point of the leading verdict."""
-
-    @abstractmethod
-    async def support(self, floor: Floor, action: Action) -> DeliberationStep:
-        """A collaborator's or an expert's hints (``action.role``); never a verdict."""
-
-    @abstractmethod
-    async def revise(self, floor: Floor, action: Action) -> DeliberationStep:
-        """The leader rules again, with what the supporters said; its judgment replaces the leader's."""
-
-    @abstractmethod
-    async def arbitrate(self, floor: Floor, action: Action) -> DeliberationStep:
-        """The decision-maker rules with every verdict, rationale, evidence and critique (PAMAS eq. 6)."""
+from factcheck.types import Critique, DeliberationStep
 
 
 class VerifierRoles(Roles):
@@ -117,8 +90,3 @@ class VerifierRoles(Roles):
             inputs=inputs,
             relied_on=floor.ids(judgment.evidence[:1]),
         )
-
-
-def step_of(action: Action, actor: str, *, evidence: Iterable[Evidence] = (), **fields: Any) -> DeliberationStep:
-    """The step ``action`` took, by ``actor`` (the floor numbers and charges it)."""
-    return DeliberationStep(0, action.kind, action.role, actor, evidence=tuple(evidence), **fields)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from factcheck.agent import Agent
 from factcheck.build import split_scoring_options
 from factcheck.errors import ConfigError, InputError
 from factcheck.eval.datasets import Dataset, EvalItem
@@ -24,7 +25,7 @@ from factcheck.eval.metrics import (
     macro_f1,
     per_class,
 )
-from factcheck.pipeline import Agent, Checker
+from factcheck.pipeline import Checker
 from factcheck.resume import AppendLog
 from factcheck.scoring import rescore
 from factcheck.sources.given import GivenSource
