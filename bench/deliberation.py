@@ -27,7 +27,7 @@ process and run side by side, claim by claim, the order alternating; the ratios 
 plain ``DIR/NAME.toml`` for ``factcheck eval --config``.
 
     python bench/deliberation.py [--data ../shared/data] [--judgments FILE] [--folds 5] [--out bench/out]
-    python bench/deliberation.py --speed [--setup duo] [--policy lase] [-o round0=all] [--claims 100]
+    python bench/deliberation.py --speed [--setup duo] [--policy lase] [-o tau_lp=0.43] [--claims 100]
     python bench/deliberation.py --write-configs build/deliberation
 """
 
@@ -274,8 +274,6 @@ def speed_main(args: argparse.Namespace) -> int:
     if args.policy not in policies:
         raise SystemExit(f"no deliberation policy {args.policy!r} (registered: {', '.join(policies)})")
     options = parse_option_pairs(args.option)
-    if args.policy == "lase":
-        options.setdefault("round0", "all")
     policy = policies[args.policy].configure(**options)
     arms = {
         "off": build_checker(settings, deliberation=policies["off"]),

@@ -31,7 +31,7 @@ from factcheck.errors import (
     UnknownComponentError,
     VerifierError,
 )
-from factcheck.events import CheckEvent, ClaimChecked, ClaimsFound, TextChecked
+from factcheck.events import CheckEvent, ClaimChecked, ClaimDeliberated, ClaimsFound, TextChecked
 from factcheck.extractors.base import ClaimExtractor
 from factcheck.limits import Limits
 from factcheck.pipeline import Checker
@@ -79,6 +79,7 @@ __all__ = [
     "Checker",
     "Claim",
     "ClaimChecked",
+    "ClaimDeliberated",
     "ClaimExtractor",
     "ClaimTime",
     "ClaimVerdict",

@@ -252,8 +252,20 @@ class Settings:
             routing_options=merge_options(self.routing_options, routing_options),
             independence=None if independence == "off" else self.independence if independence is None else independence,
             deliberation=self.deliberation if deliberation is None else deliberation,
-            deliberation_options=merge_options(self.deliberation_options, deliberation_options),
+            deliberation_options=merge_options(
+                self._policy_options_for(deliberation or self.deliberation), deliberation_options
+            ),
         )
+
+    def _policy_options_for(self, policy: str) -> Mapping[str, Any]:
+        """The deliberation options that go on with ``policy``: all of them for the same policy; for another
+        (a flag or a request naming one), only those every policy has (``max_steps``, ``trust``...), not the
+        thresholds of the one the file named."""
+        if policy == self.deliberation:
+            return self.deliberation_options
+        from factcheck.deliberation.base import COMMON_OPTIONS
+
+        return {k: v for k, v in self.deliberation_options.items() if k in COMMON_OPTIONS}
 
 
 def _agent_from_toml(name: str, table: Any, profile: str) -> AgentSpec:

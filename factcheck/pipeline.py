@@ -140,12 +140,7 @@ class Checker:
         self.profile = profile
         self.fallback_extractor = fallback_extractor
         self.deliberation = deliberation or Off()
-        if self.deliberation.active and ARBITER in names:
-            raise ConfigError(f"agent name {ARBITER!r} is the decision-maker's under deliberation: rename the agent")
-        if self.deliberation.active and self.deliberation.leader and self.deliberation.leader not in names:
-            raise ConfigError(
-                f"deliberation leader {self.deliberation.leader!r} is not an agent (agents: {', '.join(names)})"
-            )
+        _check_deliberation(self.deliberation, names)
         self._judged_by: JudgedBy | None = None  # worked out on first use (judged_by)
         self._alpha: dict[str, float] | None = None  # the deliberation's trust weights (trust_weights)
         # Components whose prepare() timed out, by id: (retry after, why), so later checks skip them at once.
@@ -160,6 +155,7 @@ class Checker:
         names = [a.name for a in agents]
         if not names or len(set(names)) != len(names):
             raise ConfigError(f"agents must be at least one, with unique names, got {names}")
+        _check_deliberation(self.deliberation, names)
         clone = copy.copy(self)
         clone.agents = tuple(agents)
         clone.profile = None
@@ -748,6 +744,7 @@ class _Run:
             timeout_s=checker.limits.agent_timeout_s,
             max_evidence=checker.limits.max_evidence,
             on_step=announce,
+            limit=self.limit,
         )
         until = None
         if self.deadline is not None and self.deadline_s is not None:
@@ -757,6 +754,17 @@ class _Run:
 
 DELIBERATION_RESERVE_S = 0.05  # deliberation ends this much (or the share below of the deadline) before it
 DELIBERATION_RESERVE_SHARE = 0.02
+
+
+def _check_deliberation(policy: Deliberator, names: Sequence[str]) -> None:
+    """ConfigError when ``policy`` cannot deliberate among agents ``names``: one of them has the
+    decision-maker's name, or its ``leader`` is none of them."""
+    if not policy.active:
+        return
+    if ARBITER in names:
+        raise ConfigError(f"agent name {ARBITER!r} is the decision-maker's under deliberation: rename the agent")
+    if policy.leader and policy.leader not in names:
+        raise ConfigError(f"deliberation leader {policy.leader!r} is not an agent (agents: {', '.join(names)})")
 
 
 def _roles(policy: Deliberator) -> Roles:

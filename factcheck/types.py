@@ -501,14 +501,17 @@ class StepCost:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> StepCost:
         data = data or {}
-        return cls(
-            calls=int(data.get("calls") or 0),
-            passages=int(data.get("passages") or 0),
-            llm_calls=int(data.get("llm_calls") or 0),
-            tokens=int(data.get("tokens") or 0),
-            cost_usd=float(data.get("cost_usd") or 0.0),
-            seconds=float(data.get("seconds") or 0.0),
-        )
+        try:
+            return cls(
+                calls=int(data.get("calls") or 0),
+                passages=int(data.get("passages") or 0),
+                llm_calls=int(data.get("llm_calls") or 0),
+                tokens=int(data.get("tokens") or 0),
+                cost_usd=float(data.get("cost_usd") or 0.0),
+                seconds=float(data.get("seconds") or 0.0),
+            )
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise InputError(f"deliberation step cost must hold numbers: {exc}") from None
 
 
 DELIBERATION_ACTIONS = ("verify", "challenge", "support", "revise", "arbitrate", "diversify", "stop")
@@ -563,7 +566,7 @@ class DeliberationStep:
     def from_dict(cls, data: Mapping[str, Any]) -> DeliberationStep:
         judgment, critique = data.get("judgment"), data.get("critique")
         return cls(
-            number=int(_require(data, "number", "deliberation step")),
+            number=_step_number(_require(data, "number", "deliberation step")),
             action=str(_require(data, "action", "deliberation step")),
             role=str(data.get("role") or ""),
             actor=str(data.get("actor") or ""),
@@ -578,6 +581,12 @@ class DeliberationStep:
             error=_optional_str(data.get("error"), "deliberation step error"),
             applied=bool(data.get("applied", True)),
         )
+
+
+def _step_number(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"deliberation step number must be a whole number, got {value!r}")
+    return value
 
 
 @dataclass(frozen=True)

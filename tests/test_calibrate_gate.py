@@ -1,6 +1,7 @@
 """`factcheck calibrate --gate`: the deliberation gates' thresholds fitted on first rounds, in the trust file."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,24 @@ def test_lase_fits_tau_lp_where_the_leaders_measured_their_probability() -> None
     assert gate_option("lase", gate_cases(RECORDS)) == "tau_conf"
     assert gate_option("lase", gate_cases(measured)) == "tau_lp"
     assert gate_option("ecmr", gate_cases(measured)) == "tau_confidence"
+
+
+def test_the_first_round_keeps_a_judgment_whose_revision_was_not_applied() -> None:
+    from factcheck.eval.calibrate import first_round
+    from factcheck.types import Claim, ClaimVerdict, Deliberation, DeliberationStep, Judgment
+
+    first = Judgment("a", True, 0.8)
+    unapplied = DeliberationStep(2, "revise", "leader", "a", judgment=Judgment("a", False, 0.4), replaces="a")
+    ruled = DeliberationStep(3, "arbitrate", "decision-maker", "nli", judgment=Judgment("arbiter", False, 0.9))
+    held = ClaimVerdict(
+        Claim("c0", "x"),
+        (first,),
+        deliberation=Deliberation("lase", gated="unsure", steps=(replace(unapplied, applied=False),)),
+    )
+    assert first_round(held) == (first,)
+    ruling = ClaimVerdict(
+        Claim("c0", "x"),
+        (Judgment("arbiter", False, 0.9),),
+        deliberation=Deliberation("ecmr", gated="split", steps=(ruled,), replaced=(first,)),
+    )
+    assert first_round(ruling) == (first,)

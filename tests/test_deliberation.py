@@ -9,10 +9,13 @@ from dataclasses import dataclass, replace
 import pytest
 
 from factcheck.agent import Agent
+from factcheck.deliberation.base import Action
 from factcheck.deliberation.builtins import Off
 from factcheck.deliberation.ecmr import ECMR
+from factcheck.deliberation.floor import Floor
 from factcheck.deliberation.lase import LASE
 from factcheck.deliberation.queries import contrast, key_terms, turned
+from factcheck.deliberation.roles import VerifierRoles
 from factcheck.deliberation.state import DeliberationState, state_of
 from factcheck.errors import ConfigError, SourceError
 from factcheck.extractors.sentence import SentenceExtractor
@@ -22,6 +25,7 @@ from factcheck.scoring.labels import ThresholdRule
 from factcheck.scoring.mafc import MAFCScorer
 from factcheck.sources.base import Source
 from factcheck.types import Assessment, Claim, ClaimVerdict, DeliberationStep, Evidence, Judgment, Label
+from factcheck.usage import UsageRecorder
 from factcheck.verifiers.base import Verifier
 
 
@@ -385,3 +389,74 @@ def test_a_less_sure_ruling_is_recorded_but_does_not_overturn_the_first_round() 
     assert "not applied" in deliberation_block(verdict.deliberation).plain
     overturned = check(checker(yes, no, policy=ECMR(overturn="always")))
     assert [j.agent for j in overturned.judgments] == ["arbiter"] and overturned.label is Label.FALSE
+
+
+@dataclass(frozen=True)
+class Raising(LASE):
+    """A third-party policy whose ``next_action`` raises after its first step."""
+
+    name: str = "raising"
+
+    def next_action(self, state: DeliberationState, steps: Sequence[DeliberationStep]) -> Action:
+        if steps:
+            raise RuntimeError("policy bug")
+        return super().next_action(state, steps)
+
+
+def test_a_policy_that_raises_ends_deliberation_and_the_claim_keeps_its_judgments() -> None:
+    source = QuerySource(against=("Drug X does not lower blood pressure.", "Trials found no benefit of drug X."))
+    verdict = check(checker(Agent("a", source, WordVerifier()), policy=Raising()))
+    record = verdict.deliberation
+    assert record is not None and len(record.steps) == 1
+    assert record.stopped == "error: the policy's next_action failed: RuntimeError: policy bug"
+    assert verdict.label is Label.TRUE  # the challenge gave no verdict: the first round's stands
+
+
+class NoneRoles(VerifierRoles):
+    async def challenge(self, floor: Floor, action: Action) -> DeliberationStep:
+        return None  # type: ignore[return-value]
+
+
+def test_a_role_that_returns_garbage_is_a_failed_step() -> None:
+    agent = Agent("a", QuerySource(), WordVerifier())
+    floor = Floor(
+        Claim("c0", CLAIM),
+        [agent],
+        [Judgment("a", True, 0.5, evidence=(ev("Drug X lowers blood pressure in adults."),))],
+        policy=LASE(),
+        roles=NoneRoles(),
+        alpha={},
+        ask=lambda agent, recorder: asyncio.sleep(0, Judgment(agent.name, None)),
+        mark=lambda judgment: judgment,
+        recorder=UsageRecorder(),
+    )
+    judgments, record = asyncio.run(floor.run())
+    assert record.steps[0].error is not None and "not a DeliberationStep" in record.steps[0].error
+    assert record.stopped.startswith("error:") and judgments[0].confidence == 0.5
+
+
+def test_the_call_cap_is_a_stop_not_an_error() -> None:
+    source = QuerySource(against=("Drug X does not lower blood pressure.",))
+    record = check(checker(Agent("a", source, WordVerifier()), policy=LASE(max_calls=1))).deliberation
+    assert record is not None and record.stopped.startswith("call cap reached")
+
+
+def test_a_failing_source_among_several_is_passed_over_by_the_devil_s_advocate() -> None:
+    down = Agent("down", QuerySource(name="down", fail_contrast="search service down"), WordVerifier(confidence=0.7))
+    up = Agent(
+        "up", QuerySource(name="up", against=("Drug X does not lower blood pressure.",)), WordVerifier(confidence=0.7)
+    )
+    no = Agent("no", QuerySource(name="no", agree=("Drug X does not lower blood pressure.",)), WordVerifier())
+    verdict = check(checker(down, up, no, policy=ECMR(min_independence=0)))
+    record = verdict.deliberation
+    assert record is not None and record.steps[0].action == "challenge" and record.steps[0].error is None
+    assert record.steps[0].evidence  # the source that works was searched
+
+
+def test_a_leader_out_of_the_check_leaves_verify_to_the_others() -> None:
+    lead = Agent("lead", QuerySource(name="lead", agree=()), WordVerifier())
+    other = Agent("other", QuerySource(name="other"), WordVerifier(confidence=0.9))
+    verdict = check(checker(lead, other, policy=LASE(leader="lead")))
+    record = verdict.deliberation
+    assert record is not None and record.steps[0].action == "verify" and record.steps[0].actor == "other"
+    assert verdict.label is Label.TRUE

@@ -319,3 +319,11 @@ def test_the_deliberation_names_are_public() -> None:
             return stop("nothing to say")
 
     assert Quiet().configure(max_steps="2").max_steps == 2  # a plugin's policy takes the shared options
+
+
+def test_naming_another_policy_keeps_only_the_options_every_policy_has() -> None:
+    settings = Settings(deliberation="lase", deliberation_options={"tau_conf": 0.7, "max_steps": 3})
+    other = settings.with_overrides(deliberation="ecmr")
+    assert dict(other.deliberation_options) == {"max_steps": 3}
+    assert build_deliberator(other).max_steps == 3  # and no "ecmr: unknown option tau_conf"
+    assert dict(settings.with_overrides(deliberation="lase").deliberation_options) == {"tau_conf": 0.7, "max_steps": 3}

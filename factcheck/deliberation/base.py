@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from factcheck.deliberation.state import DeliberationState
@@ -79,8 +79,9 @@ class Deliberator(Configurable, ABC):
         return list(agents)
 
     def lead(self, agents: Sequence[str], alpha: Mapping[str, float]) -> str:
-        """The leading agent: the ``leader`` option, else the most trusted (ties: the configured order)."""
-        if self.leader:
+        """The leading agent among ``agents``: the ``leader`` option when it is one of them, else the most
+        trusted (ties: the configured order)."""
+        if self.leader in agents:
             return self.leader
         return min(agents, key=lambda a: (-alpha.get(a, 1.0), list(agents).index(a)))
 
@@ -103,6 +104,9 @@ class Deliberator(Configurable, ABC):
         return None
 
 
+COMMON_OPTIONS = frozenset(f.name for f in fields(Deliberator) if f.name != "name")  # every policy's options
+
+
 def taken(steps: Sequence[DeliberationStep], action: str, role: str | None = None) -> int:
     """How many of ``steps`` took ``action`` (in ``role``)."""
     return sum(1 for s in steps if s.action == action and (role is None or s.role == role))
@@ -113,4 +117,4 @@ def step_of(action: Action, actor: str, *, evidence: Iterable[Evidence] = (), **
     return DeliberationStep(0, action.kind, action.role, actor, evidence=tuple(evidence), **fields)
 
 
-__all__ = ["ARBITER", "OVERTURN", "ROLES", "Action", "Deliberator", "step_of", "stop", "taken"]
+__all__ = ["ARBITER", "COMMON_OPTIONS", "OVERTURN", "ROLES", "Action", "Deliberator", "step_of", "stop", "taken"]

@@ -63,7 +63,7 @@ class ECMR(Deliberator):
         if taken(steps, "arbitrate"):
             return stop("the decision-maker ruled")
         if state.unanswered:
-            if taken(steps, "verify") < 2 and state.calls_left > 0:
+            if not taken(steps, "verify") or (taken(steps, "verify") < 2 and state.asked < state.agents):
                 return Action("verify", "verifier", "no agent gave a verdict: look further")
             if not taken(steps, "diversify"):
                 return Action("diversify", "verifier", "no agent gave a verdict: search another way")

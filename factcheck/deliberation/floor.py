@@ -20,7 +20,7 @@ from factcheck.context import current, using
 from factcheck.deliberation.base import ARBITER, Action, Deliberator, step_of
 from factcheck.deliberation.queries import key_terms
 from factcheck.deliberation.state import DeliberationState, seen_key, state_of
-from factcheck.errors import BudgetReachedError, raise_errors_requested
+from factcheck.errors import BudgetReachedError, SourceError, raise_errors_requested
 from factcheck.plugins.calls import call_plugin, usable_evidence
 from factcheck.text import valid_unicode
 from factcheck.types import (
@@ -33,7 +33,7 @@ from factcheck.types import (
     Judgment,
     StepCost,
 )
-from factcheck.usage import UsageRecorder
+from factcheck.usage import UsageRecorder, record_note
 
 SENTENCES_PER_PASSAGE = 16  # a verifier with ``max_sentences`` re-reads this many per pooled passage,
 MAX_REREAD_SENTENCES = 96  # and at most this many in all (the sentences are ranked by meaning first)
@@ -61,7 +61,11 @@ class Roles(ABC):
 
 
 class StepFailed(Exception):
-    """A step could not be taken (a cap, a time-out, a failing component): deliberation stops there."""
+    """A step could not be taken (a time-out, a failing component): deliberation stops there."""
+
+
+class CapReached(Exception):
+    """The claim's call cap would be passed: deliberation stops there, as it would at its step cap."""
 
 
 class Floor:
@@ -87,6 +91,7 @@ class Floor:
         timeout_s: float = 30.0,
         max_evidence: int = 20,
         on_step: Callable[[DeliberationStep], None] | None = None,
+        limit: asyncio.Semaphore | None = None,
     ) -> None:
         self.claim, self.policy, self.roles, self.alpha = claim, policy, roles, alpha
         self.agents = {a.name: a for a in agents}
@@ -95,6 +100,7 @@ class Floor:
         self._ask, self._mark, self.recorder = ask, mark, recorder
         self.out = set(out)  # agents out of this check (refused, unready)
         self.timeout_s, self.max_evidence, self.on_step = timeout_s, max_evidence, on_step
+        self.limit = limit or asyncio.Semaphore(1)  # the check's concurrency limit, shared with the first round
         self.leader = self._first_leader()
         self.steps: list[DeliberationStep] = []
         self.critiques: list[Critique] = []
@@ -137,7 +143,7 @@ class Floor:
     def sources_asked(self, every: bool = False) -> list[str]:
         """The agents whose sources a role searches: those that answered the claim (``every``: all that can
         run), one per distinct source configuration."""
-        names = [n for n in self.agents if n not in self.out and (every or n in self.held)]
+        names = [n for n in self.agents if n not in self.out and (every or (n in self.held and not self.held[n].error))]
         distinct: dict[str, str] = {}
         for name in names:
             source = self.agents[name].source
@@ -181,7 +187,7 @@ class Floor:
     def _charge(self, key: str | None, n: int = 1) -> None:
         """Count ``n`` agent calls against the caps (and in usage under ``key``), before making them."""
         if self.calls + n > self.policy.max_calls:
-            raise StepFailed(f"call cap reached (max_calls = {self.policy.max_calls})")
+            raise CapReached(f"call cap reached (max_calls = {self.policy.max_calls})")
         if (spending := current().spending) is not None and (why := spending.reached()) is not None:
             raise BudgetReachedError(why)
         self.calls += n
@@ -205,12 +211,34 @@ class Floor:
             source = source.configure(top_k=top_k * 3)
         self._charge(f"source:{source.name}")
         asked = replace(self.claim, queries=tuple(q for q in queries if q.strip()) or self.claim.search_queries())
-        found = await self._timed(f"source {source.name}", call_plugin(source, "retrieve", asked))
-        evidence, _ = usable_evidence(found, self.max_evidence)
+        async with self.limit:
+            found = await self._timed(f"source {source.name}", call_plugin(source, "retrieve", asked))
+        evidence, problems = usable_evidence(found, self.max_evidence)
+        for problem in problems:
+            record_note(f"source {source.name} {problem}")
         known = set(self._ids)
         fresh = [e for e in evidence if seen_key(e.url, e.text) not in known]
         self._seen(fresh)
         return fresh
+
+    async def retrieve_each(self, names: Sequence[str], queries: Sequence[str], *, deeper: bool) -> list[Evidence]:
+        """:meth:`retrieve` from each of ``names``' sources; one that fails is noted and passed over, and the
+        step fails only when every one of them did."""
+        found: list[Evidence] = []
+        failures = []
+        for name in names:
+            try:
+                found += await self.retrieve(name, queries, deeper=deeper)
+            except (StepFailed, SourceError, TimeoutError, TypeError, ValueError) as exc:
+                failures.append(f"{self.agents[name].source.name}: {exc}")
+                recorder = current().usage
+                if recorder is not None:
+                    recorder.count(recorder.errors, f"source:{self.agents[name].source.name}")
+        if failures and len(failures) == len(names):
+            raise StepFailed("; ".join(failures))
+        for failure in failures:
+            record_note(f"deliberation passed over a failing source ({failure})")
+        return found
 
     async def read(self, name: str, evidence: Sequence[Evidence]) -> Assessment:
         """Agent ``name``'s verifier on ``evidence`` (raised to read the pooled passages whole)."""
@@ -265,9 +293,7 @@ class Floor:
         asked = [c.query for c in reversed(self.critiques) if c.query]
         searched = {s.query for s in self.steps}
         query = next((q for q in asked if q not in searched), None) or key_terms(self.claim.text)
-        found = []
-        for name in self.sources_asked():
-            found += await self.retrieve(name, (query,), deeper=True)
+        found = await self.retrieve_each(self.sources_asked(), (query,), deeper=True)
         return step_of(action, "every source", query=query, evidence=found)
 
     async def do(self, action: Action) -> DeliberationStep:
@@ -277,8 +303,14 @@ class Floor:
         try:
             with using(usage=child):
                 step = await self._dispatch(action)
+            if not isinstance(step, DeliberationStep):
+                raise StepFailed(f"the {action.kind} role returned {type(step).__name__}, not a DeliberationStep")
+            if step.judgment is not None and not isinstance(step.judgment, Judgment):
+                raise StepFailed(f"the {action.kind} role's judgment is a {type(step.judgment).__name__}")
         except BudgetReachedError as exc:
             step = step_of(action, "", error=f"budget: {exc}")
+        except CapReached as exc:
+            step = step_of(action, "", error=str(exc))
         except StepFailed as exc:
             step = step_of(action, "", error=str(exc))
         except asyncio.CancelledError:
@@ -342,7 +374,8 @@ class Floor:
             self.held[step.replaces] = replace(judgment, agent=step.replaces)
         else:
             self.held[judgment.agent] = judgment
-            if self.held[self.leader].abstained and not judgment.abstained:
+            lead = self.held.get(self.leader)
+            if judgment.agent in self.agents and not judgment.abstained and (lead is None or lead.abstained):
                 self.leader = judgment.agent  # the leader found nothing: the first agent that did leads
         return step
 
@@ -350,10 +383,20 @@ class Floor:
 
     async def run(self, until: float | None = None) -> tuple[tuple[Judgment, ...], Deliberation]:
         """Deliberate until the policy stops, a cap or the budget is reached, a step fails or ``until`` (the
-        event loop's clock) passes; the judgments to score and the record."""
+        event loop's clock) passes; the judgments to score and the record.
+
+        A policy whose ``gate``, ``next_action`` or ``final`` raises or answers nonsense ends deliberation as a
+        failing step does: the claim keeps the judgments held then. (A policy that never returns from a
+        synchronous call cannot be stopped: ``gate`` and ``next_action`` must be quick and pure.)"""
         start = self.state()
         options = {k: v for k, v in self.policy.options().items() if k != "name"}
-        gated = self.policy.opening(start)
+        try:
+            gated = self.policy.opening(start)
+        except Exception as exc:
+            if raise_errors_requested():
+                raise
+            record = Deliberation(self.policy.name, options, start.to_dict(), None, (), _policy_error("gate", exc))
+            return self.first, record
         if gated is None:
             record = Deliberation(self.policy.name, options, start.to_dict(), None, (), "settled in the first round")
             return self.first, record
@@ -365,16 +408,36 @@ class Floor:
             stopped = "deadline: deliberation was cut short; the claim keeps the judgments it had"
             note = f"the deadline cut deliberation short on claim {self.claim.id or self.claim.text[:60]!r}"
             self.recorder.notes.append(note)
-        final = self.policy.final(self.held, self.leader)
-        judgments = tuple(self.held[n] for n in final) if final else tuple(self.held.values())
+        judgments = self._final()
         kept = {id(j) for j in judgments}
         replaced = tuple(j for j in self.first if id(j) not in kept)
-        record = Deliberation(self.policy.name, options, start.to_dict(), gated, tuple(self.steps), stopped, replaced)
+        record = Deliberation(
+            self.policy.name, options, start.to_dict(), str(gated), tuple(self.steps), stopped, replaced
+        )
         return judgments, record
+
+    def _final(self) -> tuple[Judgment, ...]:
+        """The judgments the scorer reads: the policy's choice of those held, or all of them (also when its
+        choice names none it holds, or raises)."""
+        try:
+            final = self.policy.final(self.held, self.leader)
+        except Exception:
+            if raise_errors_requested():
+                raise
+            final = None
+        chosen = tuple(self.held[n] for n in final or () if n in self.held)
+        return chosen or tuple(self.held.values())
 
     async def _loop(self) -> str:
         while True:
-            action = self.policy.next_action(self.state(), self.steps)
+            try:
+                action = self.policy.next_action(self.state(), self.steps)
+                if not isinstance(action, Action):
+                    raise TypeError(f"next_action() must return an Action, got {type(action).__name__}")
+            except Exception as exc:
+                if raise_errors_requested():
+                    raise
+                return _policy_error("next_action", exc)
             if action.kind == "stop":
                 return action.why
             if len(self.steps) >= self.policy.max_steps:
@@ -383,4 +446,10 @@ class Floor:
                 return f"budget: {why}"
             step = await self.do(action)
             if step.error is not None:
-                return f"error: {step.error}" if not step.error.startswith("budget") else step.error
+                if step.error.startswith(("budget", "call cap")):
+                    return step.error
+                return f"error: {step.error}"
+
+
+def _policy_error(where: str, exc: Exception) -> str:
+    return f"error: the policy's {where} failed: {type(exc).__name__}: {exc}"

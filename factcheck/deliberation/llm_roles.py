@@ -41,7 +41,7 @@ from factcheck.text import valid_unicode
 from factcheck.types import Critique, DeliberationStep, Evidence, Judgment
 from factcheck.verifiers.llm import fenced_passage, time_lines
 
-PROMPT_VERSION = "roles-1"  # part of the cache key: bump when a prompt changes
+PROMPT_VERSION = "roles-2"  # part of the cache key: bump when a prompt changes
 MAX_PASSAGES = 16  # passages shown to a role (the pooled evidence, in the floor's order)
 MAX_PASSAGE_CHARS = 2000
 MAX_TEXT_CHARS = 1500  # a rationale, weak point or hint shown back to a model, or kept from one
@@ -268,9 +268,12 @@ def _judgments(floor: Floor, nonce: str, shown: Mapping[str, Evidence]) -> tuple
         if judgment.abstained:
             head = f"{key}: agent {one_line(name)} gave no verdict. What it said:"
         else:
+            trust = f" (trust weight {floor.alpha[name]:.2f})" if name in floor.alpha else ""
             head = (
-                f"{key}: agent {one_line(name)} judged the claim {_said(judgment.factuality)} with confidence "
-                f"{judgment.confidence:.2f}" + (f", from {', '.join(read)}" if read else "") + ". Its rationale:"
+                f"{key}: agent {one_line(name)}{trust} judged the claim {_said(judgment.factuality)} with "
+                f"confidence {judgment.confidence:.2f}"
+                + (f", from {', '.join(read)}" if read else "")
+                + ". Its rationale:"
             )
         parts.append(f"{head}\n{_rationale(judgment, nonce)}")
     return "\n\n".join(parts), tuple(ids)

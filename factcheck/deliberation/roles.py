@@ -28,9 +28,7 @@ class VerifierRoles(Roles):
     async def challenge(self, floor: Floor, action: Action) -> DeliberationStep:
         state = floor.state()
         queries = contrast(floor.claim.text, state.leading)
-        found = []
-        for name in floor.sources_asked():
-            found += await floor.retrieve(name, queries, deeper=True)
+        found = await floor.retrieve_each(floor.sources_asked(), queries, deeper=True)
         inputs = (f"judgment:{floor.leader}",)
         if not found:
             critique = Critique("no counter-evidence found beyond what the agents read", query=queries[0])
@@ -59,9 +57,7 @@ class VerifierRoles(Roles):
             actor = helper
         else:
             queries = (key_terms(floor.claim.text),)
-            found = []
-            for name in floor.sources_asked(every=True):
-                found += await floor.retrieve(name, queries, deeper=True)
+            found = await floor.retrieve_each(floor.sources_asked(every=True), queries, deeper=True)
             actor = "every source"
         hints = tuple(f"{e.title or e.source}: {e.text[:200]}" for e in found[:3])
         critique = Critique("", hints=hints or ("nothing the leader has not read",))

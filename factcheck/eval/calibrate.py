@@ -24,6 +24,7 @@ from rich.table import Table
 
 from factcheck.cli.flags import HelpOption
 from factcheck.deliberation import Deliberator, state_of
+from factcheck.deliberation.base import ARBITER
 from factcheck.deliberation.lase import LASE
 from factcheck.errors import ConfigError, InputError
 from factcheck.eval.metrics import accuracy, bootstrap_ci
@@ -182,7 +183,11 @@ def first_round(claim: ClaimVerdict) -> tuple[Judgment, ...]:
     deliberation = claim.deliberation
     if deliberation is None:
         return claim.judgments
-    added = {s.judgment.agent for s in deliberation.steps if s.judgment is not None}
+    added = {  # the judgments steps added (not revisions of a first-round one, nor rulings left unapplied)
+        ARBITER if s.action == "arbitrate" else s.judgment.agent
+        for s in deliberation.steps
+        if s.judgment is not None and s.applied and s.error is None and s.replaces is None
+    }
     original: dict[str, Judgment] = {}
     for j in deliberation.replaced:
         original.setdefault(j.agent, j)

@@ -66,6 +66,8 @@ def span_signals(tokens: Sequence[TokenLogprob], text: str, span: tuple[int, int
         return ()
     lp_min = min(t.logprob for t in covering)
     h_max = max(entropy(t) for t in covering)
+    if not (math.isfinite(lp_min) and math.isfinite(h_max)):
+        return ()  # a server's -inf (or NaN) is no measure, and JSON cannot hold it
     return (("lp_min", round(lp_min, 6)), ("h_max", round(h_max, 6)))
 
 
