@@ -14,6 +14,7 @@ tests' search and wiki fakes are all this server with other routes::
 
 from __future__ import annotations
 
+import functools
 import json
 import socket
 import threading
@@ -25,6 +26,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+STOP_POLL_S = 0.05  # how often the serving loop looks whether stop() was asked
 
 
 @dataclass
@@ -113,7 +116,9 @@ class FakeServer:
 
     def start(self) -> FakeServer:
         """Start serving in a background thread (the port is open from construction on)."""
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-server", daemon=True)
+        # A short poll: stop() waits for the loop's next poll (serve_forever's default is half a second).
+        serve = functools.partial(self._httpd.serve_forever, poll_interval=STOP_POLL_S)
+        self._thread = threading.Thread(target=serve, name="fake-server", daemon=True)
         self._thread.start()
         return self
 
