@@ -16,14 +16,13 @@ model was fine-tuned from, exported by ``scripts/export_embedder.py`` and shippe
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
-from factcheck.errors import ConfigError
+from factcheck.onnxmodel import open_onnx
 
 SHIPPED_EMBEDDER = Path(__file__).resolve().parent / "data" / "embedder"
 EMBEDDER_FILES = ("embedder.onnx", "tokenizer.json", "embedder.json")
@@ -37,27 +36,11 @@ class Embedder:
     """The ONNX sentence encoder and its tokenizer: ``encode(texts)`` -> unit vectors, one row a text."""
 
     def __init__(self, folder: Path, threads: int = 0) -> None:
-        missing = [name for name in EMBEDDER_FILES if not (folder / name).is_file()]
-        if missing:
-            raise ConfigError(f"embedder: folder {folder} lacks {', '.join(missing)}")
-        try:
-            import onnxruntime
-            from tokenizers import Tokenizer
-        except ImportError as exc:
-            raise ConfigError(
-                f"embedder: needs onnxruntime and tokenizers ({exc}): pip install onnxruntime tokenizers"
-            ) from None
-        config = json.loads((folder / "embedder.json").read_text(encoding="utf-8"))
-        self.dimension = int(config["dimension"])
-        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        self.tokenizer.enable_truncation(max_length=int(config.get("max_length", 256)))
-        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-        options = onnxruntime.SessionOptions()
-        if threads:
-            options.intra_op_num_threads = threads
-        self.session = onnxruntime.InferenceSession(
-            str(folder / "embedder.onnx"), options, providers=["CPUExecutionProvider"]
-        )
+        opened = open_onnx(folder, EMBEDDER_FILES, "embedder: folder", threads)
+        self.dimension = int(opened.config["dimension"])
+        self.tokenizer = opened.tokenizer
+        self.tokenizer.enable_truncation(max_length=int(opened.config.get("max_length", 256)))
+        self.session = opened.session
         self.digest = embedder_digest(folder)
 
     def encode(

@@ -465,10 +465,7 @@ class Checker:
         by_name = {agent.name: agent for agent in self.agents}
 
         async def ask(name: str) -> Judgment:
-            agent = by_name[name]
-            if agent.name in broken:  # abstains at no cost: routing may escalate past it
-                return await _abstain(agent, broken[agent.name])
-            return await self._ask(agent, claim, limit, recorder, broken)
+            return await self._ask_unless_out(by_name[name], claim, limit, recorder, broken)
 
         first = self.deliberation.round0_agents(list(by_name), self.trust_weights())
         judgments = await self.routing.run(first, ask)
@@ -478,6 +475,15 @@ class Checker:
             recorder.count(recorder.calls, "routing:avoided", avoided)
         order = list(by_name)
         return tuple(sorted(judgments, key=lambda j: order.index(j.agent)))
+
+    async def _ask_unless_out(
+        self, agent: Agent, claim: Claim, limit: asyncio.Semaphore, recorder: UsageRecorder, broken: dict[str, str]
+    ) -> Judgment:
+        """:meth:`_ask`, except for an agent out of this check (``broken``): it abstains at no cost, saying why
+        (so routing may escalate past it, and deliberation ask another)."""
+        if agent.name in broken:
+            return await _abstain(agent, broken[agent.name])
+        return await self._ask(agent, claim, limit, recorder, broken)
 
     async def _ask(
         self, agent: Agent, claim: Claim, limit: asyncio.Semaphore, recorder: UsageRecorder, broken: dict[str, str]
@@ -723,9 +729,8 @@ class _Run:
         policy = checker.deliberation
 
         async def ask(agent: Agent, recorder: UsageRecorder) -> Judgment:
-            if agent.name in self.broken:
-                return await _abstain(agent, self.broken[agent.name])
-            return marked(await checker._ask(agent, claim, self.limit, recorder, self.broken), claim, self.reference)
+            judgment = await checker._ask_unless_out(agent, claim, self.limit, recorder, self.broken)
+            return marked(judgment, claim, self.reference)
 
         def announce(step: DeliberationStep) -> None:
             emit(ClaimDeliberated(index, policy.name, step))

@@ -37,6 +37,17 @@ class ECMR(Deliberator):
     min_independence: float = setting(0.45, minimum=0.0, maximum=1.0)
     tau_confidence: float = setting(0.55, minimum=0.0, maximum=1.0)
 
+    def split(self, state: DeliberationState) -> bool:
+        """The agents disagree, or confident support stands on both sides."""
+        return state.concentration < self.tau_concentration or state.contradiction >= self.tau_contradiction
+
+    def dependent(self, state: DeliberationState) -> bool:
+        """The agreement rests on shared evidence (independence known and low): a suspected false consensus."""
+        return state.votes >= 2 and state.independence is not None and state.independence < self.min_independence
+
+    def unsure(self, state: DeliberationState) -> bool:
+        return state.leader_confidence < self.tau_confidence
+
     def triggers(self, state: DeliberationState) -> list[str]:
         """Every reason in ``state`` to deliberate, in the order they are acted on."""
         if state.unanswered:
@@ -44,12 +55,12 @@ class ECMR(Deliberator):
         found = []
         if state.concentration < self.tau_concentration:
             found.append(f"the agents disagree (concentration {state.concentration:.2f} < {self.tau_concentration:g})")
-        elif state.contradiction >= self.tau_contradiction:
+        elif self.split(state):
             found.append(f"confident support on both sides (contradiction {state.contradiction:.2f})")
-        if state.votes >= 2 and state.independence is not None and state.independence < self.min_independence:
+        if self.dependent(state):
             shared = f"independence {state.independence:.2f} < {self.min_independence:g}"
             found.append(f"agreement rests on shared evidence ({shared})")
-        if state.leader_confidence < self.tau_confidence:
+        if self.unsure(state):
             found.append(
                 f"the leading answer is unsure (confidence {state.leader_confidence:.2f} < {self.tau_confidence:g})"
             )
@@ -70,13 +81,11 @@ class ECMR(Deliberator):
             return stop("no agent found evidence that addresses the claim")
         if steps and not self.triggers(state) and not self.always:
             return stop("the state no longer calls for deliberation")
-        dependent = state.votes >= 2 and state.independence is not None and state.independence < self.min_independence
-        if dependent and not taken(steps, "verify"):
+        if self.dependent(state) and not taken(steps, "verify"):
             return Action("verify", "verifier", "agreement rests on shared evidence: find independent evidence")
-        split = state.concentration < self.tau_concentration or state.contradiction >= self.tau_contradiction
-        if not taken(steps, "challenge") and (split or self.always or not steps):
+        if not taken(steps, "challenge") and (self.split(state) or self.always or not steps):
             return Action("challenge", "devil's advocate", "test the leading answer against its counter-evidence")
-        if state.leader_confidence < self.tau_confidence and not taken(steps, "diversify"):
+        if self.unsure(state) and not taken(steps, "diversify"):
             return Action("diversify", "verifier", "the leading answer is unsure: search another way")
         return Action("arbitrate", "decision-maker", "rule with every agent's verdict, evidence and critique")
 

@@ -15,7 +15,6 @@ them on judged data.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -92,8 +91,3 @@ def _why(kind: str, role: str) -> str:
         "revise": "the leader rules again with what the supporters said",
         "support": f"the {role} adds what the leader may have missed",
     }[kind]
-
-
-def lp_of(probability: float) -> float:
-    """The log-probability a probability threshold stands for (LASE quotes tau_lp as a probability)."""
-    return math.log(max(probability, 1e-12))

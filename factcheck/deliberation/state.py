@@ -52,11 +52,6 @@ class DeliberationState:
     calls_left: int = 0
 
     @property
-    def disagreement(self) -> bool:
-        """True when the votes do not all give the same answer."""
-        return self.concentration < 1.0
-
-    @property
     def unanswered(self) -> bool:
         """True when no agent gave a verdict."""
         return self.votes == 0

@@ -59,6 +59,7 @@ import numpy as np
 from factcheck.embed import embedder_digest, load_embedder
 from factcheck.errors import ConfigError
 from factcheck.extractors.decontext import needs_antecedent
+from factcheck.onnxmodel import open_onnx
 from factcheck.options import setting
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.text import split_sentences
@@ -81,30 +82,15 @@ class NLIModel:
     """The ONNX cross-encoder and its tokenizer: ``probabilities(pairs)`` -> rows of (S, R, NEI)."""
 
     def __init__(self, folder: Path, threads: int = 0) -> None:
-        missing = [name for name in MODEL_FILES if not (folder / name).is_file()]
-        if missing:
-            raise ConfigError(f"nli: model folder {folder} lacks {', '.join(missing)}")
-        try:
-            import onnxruntime
-            from tokenizers import Tokenizer
-        except ImportError as exc:
-            raise ConfigError(
-                f"nli: needs onnxruntime and tokenizers ({exc}): pip install onnxruntime tokenizers"
-            ) from None
-        config = json.loads((folder / "nli.json").read_text(encoding="utf-8"))
+        opened = open_onnx(folder, MODEL_FILES, "nli: model folder", threads)
+        config = opened.config
         if list(config.get("labels", [])) != list(LABELS):
             raise ConfigError(f"nli: {folder}/nli.json must list the labels {list(LABELS)}")
         self.temperature = float(config.get("temperature", 1.0))
         self.max_length = int(config.get("max_length", 128))
-        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self.tokenizer = opened.tokenizer
         self.tokenizer.enable_truncation(max_length=self.max_length, strategy="longest_first")
-        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-        options = onnxruntime.SessionOptions()
-        if threads:
-            options.intra_op_num_threads = threads
-        self.session = onnxruntime.InferenceSession(
-            str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"]
-        )
+        self.session = opened.session
         self.inputs = {i.name for i in self.session.get_inputs()}
 
     def fits(self, claim: str, texts: Sequence[str]) -> list[bool]:

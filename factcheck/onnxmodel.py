@@ -1,0 +1,49 @@
+"""Opening a shipped ONNX model: its folder's files checked, its tokenizer and its CPU inference session.
+
+The NLI cross-encoder (:mod:`factcheck.verifiers.nli`) and the sentence encoder (:mod:`factcheck.embed`)
+open the same way; each then sets the tokenizer's truncation it needs.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from factcheck.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class OnnxModel:
+    """A model's inference session, its tokenizer (padding on) and its JSON configuration."""
+
+    session: Any
+    tokenizer: Any
+    config: dict[str, Any]
+
+
+def open_onnx(folder: Path, files: tuple[str, str, str], what: str, threads: int = 0) -> OnnxModel:
+    """Open the model of ``folder``, whose ``files`` are (the model, tokenizer.json, its configuration);
+    ``what`` names it in errors ("nli: model folder", "embedder: folder"). ``threads`` 0: onnxruntime's
+    default. ConfigError when a file is missing or onnxruntime / tokenizers are not installed."""
+    missing = [name for name in files if not (folder / name).is_file()]
+    if missing:
+        raise ConfigError(f"{what} {folder} lacks {', '.join(missing)}")
+    name = what.split(":")[0]
+    try:
+        import onnxruntime
+        from tokenizers import Tokenizer
+    except ImportError as exc:
+        raise ConfigError(
+            f"{name}: needs onnxruntime and tokenizers ({exc}): pip install onnxruntime tokenizers"
+        ) from None
+    model, tokenizer_file, config_file = files
+    config = json.loads((folder / config_file).read_text(encoding="utf-8"))
+    tokenizer = Tokenizer.from_file(str(folder / tokenizer_file))
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+    options = onnxruntime.SessionOptions()
+    if threads:
+        options.intra_op_num_threads = threads
+    session = onnxruntime.InferenceSession(str(folder / model), options, providers=["CPUExecutionProvider"])
+    return OnnxModel(session, tokenizer, config)
