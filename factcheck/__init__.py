@@ -34,6 +34,8 @@ from factcheck.errors import (
 from factcheck.events import CheckEvent, ClaimChecked, ClaimDeliberated, ClaimsFound, TextChecked
 from factcheck.extractors.base import ClaimExtractor
 from factcheck.limits import Limits
+from factcheck.memory.retrieval import MemoryRetriever
+from factcheck.memory.store import Correction, MemoryStore
 from factcheck.pipeline import Checker
 from factcheck.plugins import (
     get_extractors,
@@ -85,6 +87,7 @@ __all__ = [
     "ClaimVerdict",
     "ClaimsFound",
     "ConfigError",
+    "Correction",
     "Critique",
     "Deliberation",
     "DeliberationState",
@@ -103,6 +106,8 @@ __all__ = [
     "Label",
     "LabelRule",
     "Limits",
+    "MemoryRetriever",
+    "MemoryStore",
     "MissingKeyError",
     "PluginError",
     "Scorer",

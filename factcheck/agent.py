@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from factcheck.claimtime import reading_times
+from factcheck.errors import ConfigError
 from factcheck.sources.base import Source
 from factcheck.types import Claim
 from factcheck.verifiers.base import Verifier
@@ -35,6 +36,14 @@ class Agent:
     name: str
     source: Source
     verifier: Verifier
+
+    def __post_init__(self) -> None:
+        if self.source.gives_precedents and not self.verifier.reads_precedents:
+            raise ConfigError(
+                f"agent {self.name!r}: the {self.source.name} source gives precedents (past claims and their "
+                f"rulings), which the {self.verifier.name} verifier would read as statements of fact; pair it "
+                "with a verifier that reads precedents (precedent, llm)"
+            )
 
     def judgment_request(self, claim: Claim, llm: Any) -> dict[str, Any] | None:
         """What this agent's judgment of ``claim`` depends on, as a cache request (None: never reuse it).

@@ -39,6 +39,10 @@ Example ``factcheck.toml``::
     tau = 0.8                  # routing options: tau, costs, trust, weighting (docs/routing.md)
     trust = "trust.json"
 
+    [memory]                   # the opt-in experience memory of corrections (docs/learning.md)
+    path = "memory.sqlite"     # adds the `memory` agent: past cases like each claim, as precedents
+    require = 2                # distinct reviewers who must agree before a case is lent
+
     [server]                   # factcheck serve only (docs/server.md): ServerSettings' fields
     max_text_chars = 20000
 
@@ -57,10 +61,24 @@ from pathlib import Path
 from typing import Any, Literal
 
 from factcheck.errors import ConfigError
+from factcheck.memory.settings import MEMORY_AGENT, MemorySettings, memory_settings
 from factcheck.options import check_fields, coerce_values, declared, env_values, merge_options, reject_unknown, setting
 from factcheck.routing import ROUTING_OPTIONS, ROUTINGS
 
 CONFIG_FILE = "factcheck.toml"
+# The top-level keys and tables of factcheck.toml ([memory]: factcheck.memory.settings).
+CONFIG_KEYS = (
+    "profile",
+    "extractor",
+    "agents",
+    "scoring",
+    "deliberation",
+    "pipeline",
+    "llm",
+    "cache",
+    "memory",
+    "server",
+)
 
 
 @dataclass(frozen=True)
@@ -156,10 +174,17 @@ class Settings:
     # The deliberation policy (a registered name, checked when the checker is built) and its options.
     deliberation: str = setting("off", env="FACTCHECK_DELIBERATION")
     deliberation_options: Mapping[str, Any] = field(default_factory=dict)
+    # The opt-in experience memory ([memory]: path, require, ...; factcheck.memory.settings); with a path, the
+    # check gets a `memory` agent that lends the past cases like each claim as precedents.
+    memory: Mapping[str, Any] = field(default_factory=dict)
+    # The agents a check runs, by name and in this order (--agents a,b, or the recommended team of a trust
+    # file); empty: every resolved agent.
+    only_agents: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         check_fields(self)
         reject_unknown(self.routing_options, ROUTING_OPTIONS, what="routing option")
+        memory_settings(self.memory)  # a bad [memory] table is an error now, not at the first check
 
     def resolved_agents(self) -> tuple[AgentSpec, ...]:
         """The agents a check runs.
@@ -186,12 +211,17 @@ class Settings:
         for source in self.sources:
             if not any(a.source == source for a in agents):
                 agents.append(AgentSpec(source, source, profile.default_verifier))
-        return tuple(
+        memory = memory_settings(self.memory)
+        if memory.enabled and not any(a.name == MEMORY_AGENT for a in agents):
+            verifier = memory.verifier or ("llm" if profile.default_verifier == "llm" else "precedent")
+            agents.append(AgentSpec(MEMORY_AGENT, "memory", verifier, memory.source_options()))
+        agents = [
             replace(a, source_options={**a.source_options, **self.source_options[a.source]})
             if a.source in self.source_options
             else a
             for a in agents
-        )
+        ]
+        return tuple(chosen(agents, self.only_agents))
 
     @property
     def extractor_name(self) -> str:
@@ -221,12 +251,15 @@ class Settings:
         independence: float | Literal["off"] | None = None,
         deliberation: str | None = None,
         deliberation_options: Mapping[str, Any] | None = None,
+        memory: Mapping[str, Any] | None = None,
+        only_agents: Sequence[str] | None = None,
     ) -> Settings:
         """A copy with explicit overrides (CLI flags, keyword arguments); ``None`` leaves a setting alone.
 
         ``source_options`` maps a source name to options for every agent using it
-        (``{"serper": {"base_url": ...}}``); ``llm``, ``cache``, ``routing_options`` and
-        ``deliberation_options`` update those tables. ``independence="off"`` turns off a threshold set earlier.
+        (``{"serper": {"base_url": ...}}``); ``llm``, ``cache``, ``routing_options``,
+        ``deliberation_options`` and ``memory`` update those tables; ``only_agents`` names the agents to run.
+        ``independence="off"`` turns off a threshold set earlier.
         """
         merged_sources = {k: dict(v) for k, v in self.source_options.items()}
         for name, options in (source_options or {}).items():
@@ -255,6 +288,8 @@ class Settings:
             deliberation_options=merge_options(
                 self._policy_options_for(deliberation or self.deliberation), deliberation_options
             ),
+            memory=merge_options(self.memory, memory),
+            only_agents=self.only_agents if only_agents is None else tuple(only_agents),
         )
 
     def _policy_options_for(self, policy: str) -> Mapping[str, Any]:
@@ -266,6 +301,17 @@ class Settings:
         from factcheck.deliberation.base import COMMON_OPTIONS
 
         return {k: v for k, v in self.deliberation_options.items() if k in COMMON_OPTIONS}
+
+
+def chosen(agents: Sequence[AgentSpec], names: Sequence[str]) -> list[AgentSpec]:
+    """The agents ``names`` asks for, in its order (all of them for no names); ConfigError names one unknown."""
+    if not names:
+        return list(agents)
+    by_name = {a.name: a for a in agents}
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise ConfigError(f"no agent {', '.join(map(repr, unknown))} to run (agents: {', '.join(by_name) or 'none'})")
+    return [by_name[n] for n in dict.fromkeys(names)]
 
 
 def _agent_from_toml(name: str, table: Any, profile: str) -> AgentSpec:
@@ -297,8 +343,7 @@ def _table(data: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
 def settings_from_mapping(data: Mapping[str, Any], where: str = CONFIG_FILE) -> Settings:
     """Settings from a parsed ``factcheck.toml``; ConfigError names what is wrong."""
     # [server] is factcheck serve's (ServerSettings.load reads and checks it); checkers ignore it.
-    known = {"profile", "extractor", "agents", "scoring", "deliberation", "pipeline", "llm", "cache", "server"}
-    reject_unknown(data, known, where)
+    reject_unknown(data, CONFIG_KEYS, where)
     profile = str(data.get("profile", default_profile(os.environ)))
     if profile not in PROFILES:  # here already: the agents' tables are read against the profile
         raise ConfigError(f"{where}: unknown profile {profile!r} (available: {', '.join(sorted(PROFILES))})")
@@ -327,6 +372,7 @@ def settings_from_mapping(data: Mapping[str, Any], where: str = CONFIG_FILE) -> 
             routing_options={k: pipeline[k] for k in ROUTING_OPTIONS if k in pipeline},
             deliberation=str(deliberation.pop("policy", "off")),
             deliberation_options=deliberation,  # every other key: checked by the policy when it is built
+            memory=_table(data, "memory", where),
             **values,
         )
     except ConfigError as exc:
@@ -379,6 +425,8 @@ def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
         overrides["llm"] = llm
     if cache := cache_env(env):
         overrides["cache"] = cache
+    if memory := env_values(MemorySettings, env, "bad FACTCHECK_* variable"):
+        overrides["memory"] = memory
     return overrides
 
 

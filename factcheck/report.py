@@ -10,6 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from factcheck.memory.precedent import lent_precedents
 from factcheck.scoring import REPLAYED_NOTE
 from factcheck.types import (
     ClaimTime,
@@ -106,6 +107,9 @@ def _claim_block(verdict: ClaimVerdict) -> Group:
         if settled is not None and settled.deliberated and note == REPLAYED_NOTE:
             continue  # the deliberation's own lines say it
         head.append(f"\n    note: {shown(note)}", style="yellow")
+    for precedent in lent_precedents(verdict.judgments):
+        quoted = f'"{clip(precedent.text, QUOTE_CHARS)}" ({shown(precedent.title)})'
+        head.append(f"\n    precedent: {quoted}", style="magenta")
     lines = [head, *(_judgment_line(j) for j in verdict.judgments)]
     if settled is not None:
         lines.append(deliberation_block(settled))

@@ -26,7 +26,7 @@ from factcheck.testing import ScriptedVerifier, StaticSource, registered
 from factcheck.types import Label
 
 ROOT = Path(__file__).resolve().parent.parent
-BUILTIN_SOURCES = {"corpus", "given", "selfcheck", "wikipedia", "serper", "serpapi"}
+BUILTIN_SOURCES = {"corpus", "given", "memory", "selfcheck", "wikipedia", "serper", "serpapi"}
 HOOKS = sorted(name for name in dir(hookspecs) if name.startswith("register_"))
 
 
@@ -82,11 +82,12 @@ def reload() -> None:
 
 def test_builtins_register_through_the_hooks() -> None:
     assert set(factcheck.get_sources()) == BUILTIN_SOURCES
-    assert set(factcheck.get_verifiers()) == {"lexical", "llm", "nli"}
+    assert set(factcheck.get_verifiers()) == {"lexical", "llm", "nli", "precedent"}
     assert set(factcheck.get_extractors()) == {"sentence", "llm"}
     assert set(factcheck.get_scorers()) == {"mafc", "average", "normsum", "majority", "pamas"}
     assert set(factcheck.get_label_rules()) == {"threshold", "compose", "probable"}
     assert set(factcheck.get_deliberators()) == {"off", "lase", "ecmr"}
+    assert set(get_registry().components["memory_retrievers"]) == {"bm25", "hybrid"}
     assert len(get_registry().components["datasets"]) == 13  # each family module registers its own
     assert get_registry().plugins["factcheck.eval.datasets.liar"].registered == {"datasets": ["liar"]}
 
@@ -298,6 +299,36 @@ def test_hook_register_deliberators() -> None:
     assert "hesitant" not in factcheck.get_deliberators()
 
 
+def test_hook_register_memory_retrievers(tmp_path: Path) -> None:
+    from factcheck.build import build_checker
+    from factcheck.memory.retrieval import MemoryRetriever
+
+    @dataclass(frozen=True)
+    class Newest(MemoryRetriever):
+        """Every past claim, the newest first, whatever it says."""
+
+        name = "newest"
+
+        def rank(self, past, claim):  # type: ignore[no-untyped-def]
+            return list(reversed(range(len(past))))
+
+    class Plugin:
+        @factcheck.hookimpl
+        def register_memory_retrievers(self, register):  # type: ignore[no-untyped-def]
+            register(Newest())
+
+    memory = tmp_path / "memory.sqlite"
+    factcheck.MemoryStore(memory).add(factcheck.Correction("Aspirin thins the blood.", "TRUE", "key-1", "feedback"))
+    text = "Comets are made of ice."  # not a word in common: BM25 finds nothing
+    with registered(Plugin()):
+        for retriever, found in (("newest", ["factcheck-memory:1/TRUE"]), ("bm25", [])):
+            checker = build_checker(memory={"path": str(memory), "retriever": retriever}, only_agents=["memory"])
+            (judgment,) = checker.check(text).claims[0].judgments
+            assert [e.url for e in judgment.evidence] == found, retriever
+    with pytest.raises(factcheck.UnknownComponentError, match="newest"):
+        build_checker(memory={"path": str(memory), "retriever": "newest"}).check(text)
+
+
 def read_two_texts(data_dir: Path, seed: int = 0) -> Dataset:
     """A dataset a plugin ships: two one-claim texts, no data file needed."""
     items = tuple(EvalItem(f"p{n}-{seed}", f"Claim {n}.", (Label.TRUE, Label.FALSE)[n], ()) for n in range(2))
@@ -380,6 +411,7 @@ def test_every_hook_has_a_test_and_documentation() -> None:
         "register_datasets",
         "register_deliberators",
         "register_extractors",
+        "register_memory_retrievers",
         "register_scorers",
         "register_sources",
         "register_verifiers",

@@ -108,12 +108,19 @@ def test_the_environment_sets_every_declared_variable() -> None:
     env = {
         item.constraint.env[0]: "true" if item.base is bool else (EXTENSION if "cors" in item.name else "9")
         for item in declared(ServerSettings)
-        if item.constraint.env and item.name not in ("api_keys", "profile", "deliberation")
+        if item.constraint.env and item.name not in ("api_keys", "profile", "deliberation", "feedback_keys")
     }
-    names = {"FACTCHECK_API_KEYS": KEY, "FACTCHECK_PROFILE": "wiki", "FACTCHECK_DELIBERATION": "lase"}
+    names = {
+        "FACTCHECK_API_KEYS": KEY,
+        "FACTCHECK_PROFILE": "wiki",
+        "FACTCHECK_DELIBERATION": "lase",
+        "FACTCHECK_FEEDBACK_KEYS": "key-1",
+    }
     settings = ServerSettings.from_env({**env, **names})
     for item in declared(ServerSettings):
-        if item.name not in ("config", "cors_origins", "api_keys", "profile", "deliberation", "insecure_no_auth"):
+        skipped = ("config", "cors_origins", "api_keys", "profile", "deliberation", "insecure_no_auth", "feedback_keys")
+        if item.name not in skipped:
             assert getattr(settings, item.name) == 9, item.name
     assert settings.insecure_no_auth and settings.cors_origins == (EXTENSION,) and settings.api_keys == (KEY,)
     assert settings.profile == "wiki" and settings.deliberation == "lase"
+    assert settings.feedback_keys == ("key-1",)

@@ -23,6 +23,7 @@ from factcheck.batch.runner import BatchResult, Budget, LocalEngine, Tally, run_
 from factcheck.build import build_checker, fingerprint
 from factcheck.cli.flags import (
     HelpOption,
+    agents_flag,
     budget_flags,
     cache_flag,
     checker_option_flag,
@@ -34,6 +35,7 @@ from factcheck.cli.flags import (
     labels_flag,
     llm_base_url_flag,
     llm_model_flag,
+    memory_flag,
     no_cache_flag,
     profile_flag,
     refresh_flag,
@@ -120,6 +122,8 @@ async def _run(
 @scorer_flag
 @labels_flag
 @deliberation_flag
+@memory_flag
+@agents_flag
 @checker_option_flag
 @corpus_flag
 @source_flag

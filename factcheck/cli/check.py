@@ -14,6 +14,7 @@ from rich.console import Console
 from factcheck.claimtime import reference_time
 from factcheck.cli.flags import (
     HelpOption,
+    agents_flag,
     budget_flags,
     cache_flag,
     checker_option_flag,
@@ -25,6 +26,7 @@ from factcheck.cli.flags import (
     labels_flag,
     llm_base_url_flag,
     llm_model_flag,
+    memory_flag,
     no_cache_flag,
     profile_flag,
     read_text,
@@ -111,6 +113,8 @@ def _unmet(condition: str, verdict: TextVerdict) -> str | None:
 @scorer_flag
 @labels_flag
 @deliberation_flag
+@memory_flag
+@agents_flag
 @checker_option_flag
 @corpus_flag
 @source_flag

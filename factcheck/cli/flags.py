@@ -182,6 +182,32 @@ no_cache_flag = click.option("--no-cache", is_flag=True, help="Neither read nor 
 refresh_flag = click.option(
     "--refresh", is_flag=True, help="Ask every source and model again instead of reading the cache; store the answers."
 )
+
+
+def memory_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--memory FILE``, the experience memory (``[memory] path``), as every command that reads or writes it
+    takes it; ``help`` says what the command does with it."""
+    return click.option(
+        "--memory",
+        "memory_path",
+        cls=HelpOption,
+        type=click.Path(dir_okay=False, path_type=Path),
+        default_text="settings ([memory] path, $FACTCHECK_MEMORY), else none",
+        help=help,
+    )
+
+
+memory_flag = memory_option(
+    "Experience memory (SQLite, made by factcheck feedback / memory import): the memory agent lends the past cases "
+    "like each claim as precedents (docs/learning.md)."
+)
+agents_flag = click.option(
+    "--agents",
+    "agent_names",
+    metavar="NAMES|recommended",
+    help="Run only these agents, in this order (comma list), or recommended: the team factcheck calibrate "
+    "recommended in the --trust file.",
+)
 independence_flag = click.option(
     "--independence",
     cls=HelpOption,
@@ -289,6 +315,8 @@ def settings_from_flags(
     tau: str | None = None,
     trust_file: Path | None = None,
     deliberation: str | None = None,
+    memory_path: Path | None = None,
+    agent_names: str | None = None,
 ) -> Settings:
     """The settings the shared command-line flags ask for (``check``, ``batch``, ``eval``): the config
     file and environment, then the flags. :func:`factcheck.build_checker` makes the checker.
@@ -325,8 +353,27 @@ def settings_from_flags(
         routing_options=routing_options,
         # Unset: the settings decide; off turns a [pipeline] independence of the file off.
         independence={"merge": independence_threshold, "off": "off", None: None}[independence],
+        memory={"path": str(memory_path)} if memory_path else None,
+        only_agents=chosen_agents(agent_names, trust_file),
     )
     return route_options(settings, parse_option_pairs(options))
+
+
+def chosen_agents(names: str | None, trust_file: Path | None) -> tuple[str, ...] | None:
+    """``--agents``: the names given, or for ``recommended`` the team the ``--trust`` file recommends
+    (``factcheck calibrate`` writes it); ``None`` when not given."""
+    if names is None:
+        return None
+    if names.strip() == "recommended":
+        if trust_file is None:
+            raise InputError("--agents recommended reads the team factcheck calibrate recommended: give --trust FILE")
+        from factcheck.trust import recommended_agents
+
+        return tuple(recommended_agents(trust_file))
+    chosen = tuple(n.strip() for n in names.split(",") if n.strip())
+    if not chosen:
+        raise InputError("--agents names at least one agent (a comma list), or recommended")
+    return chosen
 
 
 def text_input(

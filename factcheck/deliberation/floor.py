@@ -21,6 +21,7 @@ from factcheck.deliberation.base import ARBITER, Action, Deliberator, step_of
 from factcheck.deliberation.queries import key_terms
 from factcheck.deliberation.state import DeliberationState, seen_key, state_of
 from factcheck.errors import BudgetReachedError, SourceError, raise_errors_requested
+from factcheck.memory.precedent import precedent_of
 from factcheck.plugins.calls import call_plugin, usable_evidence
 from factcheck.text import valid_unicode
 from factcheck.types import (
@@ -240,9 +241,17 @@ class Floor:
             record_note(f"deliberation passed over a failing source ({failure})")
         return found
 
+    def readable(self, name: str, evidence: Sequence[Evidence]) -> list[Evidence]:
+        """The passages of ``evidence`` agent ``name``'s verifier may read: a precedent (a past claim and its
+        ruling) only where it reads precedents (:attr:`factcheck.Verifier.reads_precedents`)."""
+        if self.agents[name].verifier.reads_precedents:
+            return list(evidence)
+        return [e for e in evidence if precedent_of(e) is None]
+
     async def read(self, name: str, evidence: Sequence[Evidence]) -> Assessment:
         """Agent ``name``'s verifier on ``evidence`` (raised to read the pooled passages whole)."""
         verifier = self.agents[name].verifier
+        evidence = self.readable(name, evidence)
         limit, wanted = verifier.options().get("max_sentences"), SENTENCES_PER_PASSAGE * len(evidence)
         if isinstance(limit, int) and limit < wanted:
             verifier = verifier.configure(max_sentences=min(wanted, max(limit, MAX_REREAD_SENTENCES)))
@@ -256,6 +265,7 @@ class Floor:
 
     async def rejudge(self, name: str, evidence: Sequence[Evidence], *, as_agent: str) -> Judgment:
         """Agent ``name``'s verifier re-reads ``evidence``; the judgment is ``as_agent``'s."""
+        evidence = self.readable(name, evidence)
         if not evidence:
             return Judgment(as_agent, None, error="no evidence to re-read")
         assessment = await self.read(name, evidence)

@@ -8,6 +8,13 @@ deliberated at which the claims the gate stops reach ``--target`` accuracy, at m
 thresholds go into the trust file as an optional ``"gate"`` object (:func:`factcheck.trust.gate_thresholds`
 reads them; :meth:`factcheck.trust.Trust.from_dict` reads only ``agents``, so older readers ignore it).
 The replay functions here (:func:`gate_cases`, :func:`replay_gate`) are also ``bench/deliberation.py``'s.
+
+``--epochs N --update errors`` learns the eq. 15 weights by PAMAS's targeted correction (Algorithm 1):
+over ``N`` passes, only where the team was wrong (:func:`factcheck.trust.fit_trust`). With ``--cv`` the
+one-pass fit is reported beside it, on the same folds. The team's shape (:mod:`factcheck.team`: clusters,
+redundancy, complementarity, the recommended agents) is always printed and written into the trust file as
+its ``"team"`` object. With ``--cv``, the recommended team, chosen on the training folds only, is scored
+against the full team on the held-out folds (:func:`cross_validate_team`).
 """
 
 from __future__ import annotations
@@ -32,9 +39,40 @@ from factcheck.jsonl import read_records
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.scoring.base import Scorer
 from factcheck.scoring.mafc import MAFCScorer
-from factcheck.scoring.pamas import DEFAULT_GROUPS, pamas_score, parse_groups
-from factcheck.trust import GATE, WEIGHTINGS, Trust, claim_cases, fold_of_records, learn_trust
+from factcheck.scoring.pamas import DEFAULT_GROUPS
+from factcheck.scoring.vote import pamas_score, parse_groups
+from factcheck.team import (
+    TeamParams,
+    TeamShape,
+    agents_of,
+    calls_per_claim,
+    team_shape,
+    team_votes,
+)
+from factcheck.trust import (
+    GATE,
+    TEAM,
+    UPDATES,
+    WEIGHTINGS,
+    Case,
+    Trust,
+    TrustFit,
+    claim_cases,
+    fit_trust,
+    fold_of_records,
+    learn_trust,
+)
 from factcheck.types import ClaimVerdict, JudgedBy, Judgment, Label, TextVerdict
+
+Score = tuple[float, tuple[float, float]]  # a held-out accuracy and its bootstrap CI
+
+
+def learning_name(epochs: int, update: str) -> str:
+    """How a trust fit learned its eq. 15 weights, for row names and table headers."""
+    if (epochs, update) == (1, "all"):
+        return "one pass"
+    how = "errors-only" if update == "errors" else "every sample"
+    return f"{how}, {epochs} epoch{'s' if epochs != 1 else ''}"
 
 
 def cross_validate(
@@ -45,15 +83,34 @@ def cross_validate(
     groups: str,
     rate: float = 0.1,
     seed: int = 0,
-) -> dict[str, tuple[float, tuple[float, float]]]:
-    """Held-out claim accuracy (with a bootstrap CI) of MAFC and of ``pamas`` with trust learned on the other folds."""
+    epochs: int = 1,
+    update: str = "all",
+) -> dict[str, Score]:
+    """Held-out claim accuracy (with a bootstrap CI) of MAFC and of ``pamas`` with trust learned on the other folds.
+
+    Trust is learned in one pass (``learn_trust``'s default). With ``epochs`` / ``update`` other than one
+    pass over every sample, eq. 15 trust learned that way is scored too, as ``pamas (pamas, <how>)``, with
+    the one-pass eq. 15 row beside it (``pamas (pamas)`` or ``pamas (pamas, one pass)``): on the same folds."""
     fold_of = fold_of_records(len(records), folds, seed)
     cases = claim_cases(records)
     mafc = MAFCScorer()
-    predicted: dict[str, list[Label]] = {"mafc": [], f"pamas ({weighting})": []}
+    learned = (epochs, update) != (1, "all")
+    one_pass = f"pamas ({weighting})"
+    rows: dict[str, str] = {one_pass: weighting}  # pamas row -> the weighting it reads
+    if learned and weighting != "pamas":
+        rows["pamas (pamas, one pass)"] = "pamas"
+    predicted: dict[str, list[Label]] = {"mafc": [], **{name: [] for name in rows}}
+    if learned:
+        predicted[f"pamas (pamas, {learning_name(epochs, update)})"] = []
     gold: list[Label] = []
     for fold in range(folds):
-        trust = learn_trust([r for i, r in enumerate(records) if fold_of[i] != fold], rate=rate)
+        training = [r for i, r in enumerate(records) if fold_of[i] != fold]
+        trust = learn_trust(training, rate=rate)
+        fitted = (
+            learn_trust(training, rate=rate, epochs=epochs, update=update, seed=seed, groups=groups)
+            if learned
+            else trust
+        )
         for index, judgments, truth in cases:
             if fold_of[index] != fold:
                 continue
@@ -63,13 +120,96 @@ def cross_validate(
                 for labels in predicted.values():
                     labels.append(Label.UNVERIFIED)
                 continue
-            weights = {j.agent: trust.weight(j.agent, weighting) for j in votes}
-            for name, score in (
-                ("mafc", mafc.score_votes(votes)),
-                (f"pamas ({weighting})", pamas_score(votes, weights, parse_groups(groups), False)),
-            ):
+            scores = {"mafc": mafc.score_votes(votes)}
+            for name, weights_by in rows.items():
+                weights = {j.agent: trust.weight(j.agent, weights_by) for j in votes}
+                scores[name] = pamas_score(votes, weights, parse_groups(groups), False)
+            if learned:
+                weights = {j.agent: fitted.weight(j.agent, "pamas") for j in votes}
+                scores[f"pamas (pamas, {learning_name(epochs, update)})"] = pamas_score(
+                    votes, weights, parse_groups(groups), False
+                )
+            for name, score in scores.items():
                 predicted[name].append(Label.TRUE if score > 0.5 else Label.FALSE)
     return {name: (accuracy(gold, p), bootstrap_ci(gold, p, accuracy)) for name, p in predicted.items()}
+
+
+@dataclass(frozen=True)
+class TeamValidation:
+    """The full and the recommended team on held-out folds: accuracy with its bootstrap CI, agent calls
+    per claim, and the team each fold's training claims recommended (routing order)."""
+
+    full: Score
+    recommended: Score
+    full_calls: float
+    recommended_calls: float
+    teams: tuple[tuple[str, ...], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        def row(score: Score, calls: float) -> dict[str, Any]:
+            value, (low, high) = score
+            return {"accuracy": round(value, 6), "ci": [round(low, 6), round(high, 6)], "calls_per_claim": calls}
+
+        return {
+            "folds": len(self.teams),
+            "full": row(self.full, round(self.full_calls, 6)),
+            "recommended": row(self.recommended, round(self.recommended_calls, 6)),
+            "teams": [list(t) for t in self.teams],
+        }
+
+
+def _team_label(
+    judgments: Sequence[Judgment], team: Sequence[str], weights: Mapping[str, float], groups: Mapping[str, str]
+) -> Label:
+    """The label ``team``'s ``pamas`` vote gives a claim (UNVERIFIED where no member voted)."""
+    votes = team_votes(judgments, team)
+    if not votes:
+        return Label.UNVERIFIED
+    return Label.TRUE if pamas_score(votes, weights, groups, False) > 0.5 else Label.FALSE
+
+
+def cross_validate_team(
+    records: Sequence[Mapping[str, Any]],
+    folds: int,
+    *,
+    params: TeamParams,
+    rate: float = 0.1,
+    seed: int = 0,
+    epochs: int = 1,
+    update: str = "all",
+) -> TeamValidation:
+    """The recommended team against the full team, on the folds of :func:`cross_validate`: in each fold,
+    trust and the team's shape come from the other folds only, and both teams' ``pamas`` votes (trust
+    ``params.weighting``, groups ``params.groups``) are scored on the held-out claims, with their calls."""
+    fold_of = fold_of_records(len(records), folds, seed)
+    cases = claim_cases(records)
+    everyone = agents_of(cases)
+    gold: list[Label] = []
+    full: list[Label] = []
+    pruned: list[Label] = []
+    full_calls = recommended_calls = 0.0
+    teams = []
+    for fold in range(folds):
+        training = [r for i, r in enumerate(records) if fold_of[i] != fold]
+        trust = learn_trust(training, rate=rate, epochs=epochs, update=update, seed=seed, groups=params.groups)
+        shape = team_shape(claim_cases(training), trust, params)
+        teams.append(shape.recommended)
+        held_out: list[Case] = [c for c in cases if fold_of[c[0]] == fold]
+        weights = {a: trust.weight(a, params.weighting) for a in everyone}
+        for _, judgments, truth in held_out:
+            gold.append(Label.TRUE if truth else Label.FALSE)
+            full.append(_team_label(judgments, everyone, weights, parse_groups(params.groups)))
+            pruned.append(_team_label(judgments, shape.recommended, weights, parse_groups(params.groups)))
+        full_calls += calls_per_claim(held_out, everyone) * len(held_out)
+        recommended_calls += calls_per_claim(held_out, shape.recommended) * len(held_out)
+    n = len(gold) or 1
+    return TeamValidation(
+        (accuracy(gold, full), bootstrap_ci(gold, full, accuracy)),
+        (accuracy(gold, pruned), bootstrap_ci(gold, pruned, accuracy)),
+        full_calls / n,
+        recommended_calls / n,
+        tuple(teams),
+    )
 
 
 # The gate option --gate fits for each built-in policy: its threshold on the leader's confidence. Where the
@@ -438,6 +578,58 @@ def _print_gate(
     return gate_object(fits, target=target, max_share=share, weighting=weighting, claims=len(cases))
 
 
+def _print_trust(console: Console, fit: TrustFit, records: int, out: Path, epochs: int, update: str) -> None:
+    """The trust table, and what the passes of a learner other than the one-pass fit did."""
+    trust = fit.trust
+    how = learning_name(epochs, update)
+    table = Table(title=f"trust from {records} texts -> {out}")
+    for column in ("agent", "judged", "accuracy", "abstention", "log_odds", f"pamas (eq. 15, {how})"):
+        table.add_column(column)
+    for name, t in trust.agents.items():
+        table.add_row(
+            name, str(t.judged), f"{t.accuracy:.3f}", f"{t.abstention:.1%}", f"{t.log_odds:.3f}", f"{t.pamas:.3f}"
+        )
+    console.print(table)
+    if (epochs, update) != (1, "all"):
+        console.print(
+            f"eq. 15 {how}: the team was wrong on {', '.join(map(str, fit.errors))} of {fit.claims} claims, "
+            f"pass by pass; {sum(fit.updates)} weight updates"
+        )
+
+
+def _print_team(console: Console, shape: TeamShape) -> None:
+    """The team's shape: the agents' table, the clusters, the prune candidates and the recommended team."""
+    p = shape.params
+    agents = Table(
+        title=f"team shape on {shape.claims} claims (clusters: mean cosine >= {p.threshold:g}, <= {p.n_max})"
+    )
+    for column in ("agent", "trust", "F1", "calls/claim", "cluster", "closest more trusted", "cosine"):
+        agents.add_column(column)
+    for a in shape.agents:
+        cos = "-" if a.similarity is None else f"{a.similarity:.3f}"
+        agents.add_row(
+            a.name, f"{a.trust:.3f}", f"{a.f1:.3f}", f"{a.calls:.2f}", str(a.cluster), a.redundant_with or "-", cos
+        )
+    console.print(agents)
+    adapt = Table(title=f"eq. 12-13: lambda {p.lam:g}, gamma {p.gamma:g}, tolerance {p.tolerance:g}")
+    for column in ("agent", "eq. 12 score", "eq. 13 gain", "rescues", "team"):
+        adapt.add_column(column)
+    for a in shape.agents:
+        adapt.add_row(a.name, f"{a.score:+.3f}", f"{a.gain:+.3f}", str(a.rescues), a.decision)
+    console.print(adapt)
+    console.print("rescues: the claims an agent got right where the vote of the rest of the team was wrong")
+    clusters = " ".join(f"[{', '.join(c)}]" for c in shape.clusters)
+    console.print(f"clusters (eq. 10-11, anchor first): {clusters}; as --groups: {shape.groups}", markup=False)
+    candidates = ", ".join(f"{a.name} (saves {a.calls:.2f} calls/claim)" for a in shape.prune_candidates)
+    console.print(f"prune candidates (eq. 12 < 0): {candidates or 'none'}", markup=False)
+    console.print(
+        f"recommended team (routing order): {', '.join(shape.recommended)}: accuracy "
+        f"{shape.recommended_accuracy:.3f} against {shape.accuracy:.3f} for the full team, "
+        f"{shape.recommended_calls:.2f} against {shape.calls:.2f} calls per claim (in-sample)",
+        markup=False,
+    )
+
+
 @click.command(short_help="Learn each agent's trust from labelled recorded checks.")
 @click.argument("judgments", metavar="JUDGMENTS.jsonl")
 @click.option(
@@ -448,21 +640,73 @@ def _print_gate(
     help="Where to write the trust file (for --trust, or -o trust=FILE).",
 )
 @click.option("--rate", type=click.FloatRange(0, 1), default=0.1, show_default=True, help="PAMAS eq. 15 learning rate.")
+@click.option(
+    "--epochs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Passes of eq. 15 over the samples (the first in file order, the others shuffled, seeded).",
+)
+@click.option(
+    "--update",
+    type=click.Choice(UPDATES),
+    default="all",
+    show_default=True,
+    help="Which samples move the eq. 15 weights: all, or errors (only where the trust-weighted team vote was "
+    "wrong: PAMAS's targeted correction). With --cv the one-pass fit is reported beside it.",
+)
 @click.option("--cv", type=click.IntRange(min=2), help="Also report K-fold cross-validated accuracy.")
 @click.option(
     "--weighting",
     type=click.Choice(WEIGHTINGS),
     default="log_odds",
     show_default=True,
-    help="Agent weight used by --cv's pamas and --gate's states: log_odds (log of the accuracy odds) or pamas "
-    "(PAMAS eq. 15).",
+    help="Agent weight used by --cv's pamas, --gate's states and the team's shape: log_odds (log of the accuracy "
+    "odds) or pamas (PAMAS eq. 15).",
 )
 @click.option(
     "--groups",
     cls=HelpOption,
     default=DEFAULT_GROUPS,
     default_text=DEFAULT_GROUPS or "every agent its own coordinator",
-    help="pamas coordinator groups for --cv, e.g. retrieval=web,wikipedia;model=selfcheck.",
+    help="pamas coordinator groups for --cv, the team vote --update errors corrects and the team's shape, e.g. "
+    "retrieval=web,wikipedia;model=selfcheck.",
+)
+@click.option(
+    "--lambda",
+    "lam",
+    type=click.FloatRange(min=0),
+    default=TeamParams.lam,
+    show_default=True,
+    help="Team shape: PAMAS eq. 12's redundancy penalty (accuracy an agent must add per unit of cosine).",
+)
+@click.option(
+    "--gamma",
+    type=click.FloatRange(min=0),
+    default=TeamParams.gamma,
+    show_default=True,
+    help="Team shape: PAMAS eq. 13's similarity penalty on an agent's gain.",
+)
+@click.option(
+    "--cluster-similarity",
+    type=click.FloatRange(-1, 1),
+    default=TeamParams.threshold,
+    show_default=True,
+    help="Team shape: the mean cosine of prediction vectors at which clusters merge (eq. 10-11).",
+)
+@click.option(
+    "--group-size",
+    type=click.IntRange(min=1),
+    default=TeamParams.n_max,
+    show_default=True,
+    help="Team shape: the largest cluster (eq. 11's n_max).",
+)
+@click.option(
+    "--prune-tolerance",
+    type=click.FloatRange(0, 1),
+    default=TeamParams.tolerance,
+    show_default=True,
+    help="Team shape: how much team accuracy the recommended team may lose against the full team.",
 )
 @click.option(
     "--gate",
@@ -488,43 +732,73 @@ def calibrate(
     judgments: str,
     out: Path,
     rate: float,
+    epochs: int,
+    update: str,
     cv: int | None,
     weighting: str,
     groups: str,
+    lam: float,
+    gamma: float,
+    cluster_similarity: float,
+    group_size: int,
+    prune_tolerance: float,
     gate: bool,
     target: float,
     max_share: float,
 ) -> None:
-    """Learn each agent's trust from labelled recorded checks (each line's `gold`, or a claim's own);
-    with --gate, also fit the deliberation gates' thresholds."""
+    """Learn each agent's trust from labelled recorded checks (each line's `gold`, or a claim's own),
+    report the team's shape and write the recommended agents (--agents recommended); with --gate, also
+    fit the deliberation gates' thresholds."""
     records = [r for _, r in read_records(judgments)]
-    trust = learn_trust(records, rate=rate)
+    fit = fit_trust(records, rate=rate, epochs=epochs, update=update, groups=groups)
+    trust = fit.trust
     if not trust.agents:
         raise InputError(f"{judgments}: no judgments of claims with a TRUE / FALSE gold label")
-    table = Table(title=f"trust from {len(records)} texts -> {out}")
-    for column in ("agent", "judged", "accuracy", "abstention", "log_odds", "pamas (eq. 15)"):
-        table.add_column(column)
-    for name, t in trust.agents.items():
-        table.add_row(
-            name, str(t.judged), f"{t.accuracy:.3f}", f"{t.abstention:.1%}", f"{t.log_odds:.3f}", f"{t.pamas:.3f}"
-        )
     console = Console()
-    console.print(table)
-    if not gate:
-        trust.save(out)
-    else:
+    _print_trust(console, fit, len(records), out, epochs, update)
+    params = TeamParams(lam, gamma, cluster_similarity, group_size, prune_tolerance, weighting, groups)
+    shape = team_shape(claim_cases(records), trust, params)
+    _print_team(console, shape)
+    extra: dict[str, Any] = {TEAM: shape.to_dict()}
+    if gate:
         fitted = _print_gate(console, records, trust, weighting, target, max_share)
-        out.write_text(json.dumps({**trust.to_dict(), GATE: fitted}, indent=2) + "\n", encoding="utf-8")
+        extra[GATE] = fitted
         thresholds = "; ".join(
-            f"{name} " + ", ".join(f"{k}={v:g}" for k, v in fit["options"].items())
-            for name, fit in fitted["policies"].items()
+            f"{name} " + ", ".join(f"{k}={v:g}" for k, v in policy["options"].items())
+            for name, policy in fitted["policies"].items()
         )
         console.print(f"gate thresholds -> {out}: {thresholds or 'none'}")
     if cv:
         for name, (value, (low, high)) in cross_validate(
-            records, cv, weighting=weighting, groups=groups, rate=rate
+            records, cv, weighting=weighting, groups=groups, rate=rate, epochs=epochs, update=update
         ).items():
             console.print(f"{cv}-fold cross-validated accuracy, {name}: {value:.3f} [{low:.3f}, {high:.3f}]")
+        validation = cross_validate_team(records, cv, params=params, rate=rate, epochs=epochs, update=update)
+        _print_team_validation(console, cv, validation, weighting)
+        extra[TEAM] = {**extra[TEAM], "cross_validated": validation.to_dict()}
+    trust.save(out, extra=extra)
+    console.print(f"recommended team -> {out}: {', '.join(shape.recommended)} (use --agents recommended)", markup=False)
+    kept = sorted(set(json.loads(out.read_text(encoding="utf-8"))) - {"schema", "agents", *extra})
+    if kept:
+        console.print(
+            f"kept from the earlier {out}: {', '.join(kept)} (not refitted here; --gate refits the gate)", markup=False
+        )
+
+
+def _print_team_validation(console: Console, folds: int, validation: TeamValidation, weighting: str) -> None:
+    chosen: dict[tuple[str, ...], int] = {}
+    for team in validation.teams:
+        chosen[team] = chosen.get(team, 0) + 1
+    picks = "; ".join(f"{', '.join(team)} in {n} of {folds}" for team, n in chosen.items())
+    for name, (value, (low, high)), calls in (
+        (f"full team, pamas ({weighting})", validation.full, validation.full_calls),
+        (f"recommended team, pamas ({weighting})", validation.recommended, validation.recommended_calls),
+    ):
+        console.print(
+            f"{folds}-fold cross-validated accuracy, {name}: {value:.3f} [{low:.3f}, {high:.3f}], "
+            f"{calls:.2f} calls per claim"
+        )
+    console.print(f"recommended teams, chosen on each fold's training claims: {picks}", markup=False)
 
 
 @hookimpl

@@ -18,12 +18,14 @@ from rich.table import Table
 from factcheck.build import DELIBERATION_PREFIX, build_checker, fingerprint, policy_options, split_options
 from factcheck.cli.flags import (
     HelpOption,
+    agents_flag,
     config_flag,
     corpus_flag,
     deliberation_flag,
     endpoint_flags,
     llm_base_url_flag,
     llm_model_flag,
+    memory_flag,
     no_cache_flag,
     options_flag,
     profile_flag,
@@ -113,6 +115,8 @@ data_dir_flag = click.option(
     "deliberation.KEY=VALUE is the policy's alone (repeatable)."
 )
 @deliberation_flag
+@memory_flag
+@agents_flag
 @click.option(
     "--judgments",
     type=click.Path(exists=True, path_type=Path),
@@ -160,6 +164,8 @@ def eval_command(
     label_rules: str,
     options: tuple[str, ...],
     deliberation: str | None,
+    memory_path: Path | None,
+    agent_names: str | None,
     judgments: Path | None,
     replay: Path | None,
     out: Path | None,
@@ -206,10 +212,16 @@ def eval_command(
             serper_url=serper_url,
             wikipedia_url=wikipedia_url,
             deliberation=deliberation,
+            memory_path=memory_path,
+            agent_names=agent_names,
+            trust_file=trust_file if agent_names else None,  # the recommended team's file, not a routing option
         )
         settings = with_policy_options(settings, pairs)
-    elif deliberation is not None:
-        raise ConfigError("--deliberation applies when checking: recorded judgments are scored as they were")
+    else:
+        flags = (("--deliberation", deliberation), ("--memory", memory_path), ("--agents", agent_names))
+        given = [flag for flag, value in flags if value is not None]
+        if given:
+            raise ConfigError(f"{given[0]} applies when checking: recorded judgments are scored as they were")
 
     data = load_dataset(dataset, data_dir or shared_data_dir(), **reader_options)
     items = data.items[:limit] if limit else data.items

@@ -49,3 +49,9 @@ def register_datasets(register: Callable[[Any], None]) -> None:
 @hookspec
 def register_deliberators(register: Callable[[Any], None]) -> None:
     """Register deliberation policies: ``register(policy)`` with a :class:`factcheck.Deliberator`."""
+
+
+@hookspec
+def register_memory_retrievers(register: Callable[[Any], None]) -> None:
+    """Register experience-memory retrievers: ``register(retriever)`` with a
+    :class:`factcheck.memory.retrieval.MemoryRetriever`."""

@@ -38,6 +38,7 @@ from factcheck.deliberation.base import Deliberator
 from factcheck.errors import PluginError, UnknownComponentError
 from factcheck.eval.datasets.base import DatasetReader
 from factcheck.extractors.base import ClaimExtractor
+from factcheck.memory.retrieval import MemoryRetriever
 from factcheck.plugins import hookspecs
 from factcheck.scoring.base import LabelRule, Scorer
 from factcheck.sources.base import Source
@@ -58,6 +59,9 @@ BUILTIN_PLUGINS = (
     "factcheck.verifiers.nli",
     "factcheck.verifiers.llm",
     "factcheck.deliberation.builtins",
+    "factcheck.memory.retrieval",
+    "factcheck.memory.source",
+    "factcheck.memory.precedent",
     "factcheck.scoring.builtins",
     "factcheck.eval.datasets.scifact",
     "factcheck.eval.datasets.fever",
@@ -69,6 +73,7 @@ BUILTIN_PLUGINS = (
     "factcheck.cli",
     "factcheck.eval.cli",
     "factcheck.eval.calibrate",
+    "factcheck.memory.cli",
     "factcheck.batch.cli",
     "factcheck.server.cli",
 )
@@ -83,6 +88,7 @@ KINDS: dict[str, tuple[str, tuple[type, ...]]] = {
     "commands": ("register_commands", (click.Command,)),
     "datasets": ("register_datasets", (DatasetReader,)),
     "deliberators": ("register_deliberators", (Deliberator,)),
+    "memory_retrievers": ("register_memory_retrievers", (MemoryRetriever,)),
 }
 
 _SINGULAR = {
@@ -94,6 +100,7 @@ _SINGULAR = {
     "commands": "command",
     "datasets": "dataset",
     "deliberators": "deliberation policy",
+    "memory_retrievers": "memory retriever",
 }
 
 

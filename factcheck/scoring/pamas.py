@@ -20,13 +20,14 @@ of eq. 6 is not implemented.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from factcheck.errors import ConfigError
 from factcheck.scoring.base import Scorer
+from factcheck.scoring.vote import pamas_score, parse_groups
 from factcheck.trust import WEIGHTINGS, Trust
 from factcheck.types import Judgment
 
@@ -35,19 +36,6 @@ from factcheck.types import Judgment
 # trust is the mean of its members', so a weak member dilutes a strong one.
 DEFAULT_GROUPS = ""
 PAPER_GROUPS = "retrieval=Google,Wikipedia,web,wikipedia,serper,serpapi,corpus,given;model=LLM,selfcheck"
-
-
-@lru_cache(maxsize=32)
-def parse_groups(text: str) -> Mapping[str, str]:
-    """``"retrieval=a,b;model=c"`` -> ``{"a": "retrieval", "b": "retrieval", "c": "model"}``."""
-    groups: dict[str, str] = {}  # cached: callers must not change the result
-    for part in filter(None, (p.strip() for p in text.split(";"))):
-        name, sep, members = part.partition("=")
-        if not sep or not name.strip():
-            raise ConfigError(f"pamas: groups look like name=agent,agent;name=agent, got {part!r}")
-        for member in filter(None, (m.strip() for m in members.split(","))):
-            groups[member] = name.strip()
-    return groups
 
 
 @lru_cache(maxsize=16)
@@ -63,29 +51,6 @@ def load_trust(path: str) -> Trust:
     if not file.is_file():
         raise ConfigError(f"pamas: trust file not found: {path}")
     return _load_trust(str(file), file.stat().st_mtime_ns)
-
-
-def pamas_score(
-    votes: Sequence[Judgment], weights: Mapping[str, float], groups: Mapping[str, str], bare: bool
-) -> float:
-    """The claim score of the equations above. Agents of weight 0 are ignored, unless all are."""
-    if all(weights.get(j.agent, 1.0) <= 0 for j in votes):
-        weights = {}  # nobody is trusted: fall back to equal weights rather than to no answer
-    by_group: dict[str, list[tuple[float, float]]] = {}
-    for judgment in votes:
-        alpha = weights.get(judgment.agent, 1.0)
-        if alpha <= 0:
-            continue
-        x = (1.0 if judgment.factuality else -1.0) if bare else judgment.signed_score
-        by_group.setdefault(groups.get(judgment.agent, judgment.agent), []).append((alpha, x))
-    numerator = denominator = 0.0
-    for members in by_group.values():
-        total = sum(alpha for alpha, _ in members)
-        s_c = sum(alpha * x for alpha, x in members) / total
-        beta_c = total / len(members)
-        numerator += beta_c * s_c
-        denominator += beta_c
-    return (numerator / denominator + 1) / 2
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,9 @@ providers stay on the server; every answer is scrubbed of them before it is
 sent, error messages included.
 
 Routes (see docs/server.md): ``POST /v1/check``, ``POST /v1/check/stream``
-(Server-Sent Events), ``GET /v1/health``, ``GET /v1/components``, and the
-OpenAPI page at ``/docs``.
+(Server-Sent Events), ``POST /v1/feedback`` (a key holder's correction, into the
+experience memory), ``GET /v1/health``, ``GET /v1/components``, and the OpenAPI
+page at ``/docs``.
 
 The pieces: the middleware, error handlers and secret scrubbing in
 :mod:`factcheck.server.middleware`, the checkers and their readiness in
@@ -24,18 +25,22 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata
 import logging
+import sqlite3
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import Response, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from factcheck.claimtime import reference_time
 from factcheck.config import PROFILES, load_settings
-from factcheck.errors import ConfigError, FactcheckError
+from factcheck.errors import ConfigError, FactcheckError, InputError
 from factcheck.events import CheckEvent
+from factcheck.memory.corrections import Recorded, correction_from_result, correction_from_text, record, recorded_json
+from factcheck.memory.settings import MemorySettings, memory_settings
+from factcheck.memory.store import MAX_CLAIM, MAX_NOTE, Correction, MemoryStore
 from factcheck.pipeline import Checker
 from factcheck.plugins.manager import get_registry
 from factcheck.server.answers import AnswerCache
@@ -54,7 +59,16 @@ from factcheck.server.stream import check_events
 from factcheck.text import valid_unicode
 
 # APIError, BodyLimit and CheckerPool stay importable from here, where they were before the server was split.
-__all__ = ["APIError", "BodyLimit", "CheckRequest", "CheckerPool", "Service", "create_app", "router"]
+__all__ = [
+    "APIError",
+    "BodyLimit",
+    "CheckRequest",
+    "CheckerPool",
+    "FeedbackRequest",
+    "Service",
+    "create_app",
+    "router",
+]
 
 log = logging.getLogger("factcheck.server")
 T = TypeVar("T")
@@ -110,6 +124,59 @@ class CheckRequest(BaseModel):
         return value
 
 
+class FeedbackRequest(BaseModel):
+    """A reviewer's correction of one claim: of a claim of a checked text (``result`` and ``claim``), or of a
+    claim given by its text alone (``claim_text``). Who ruled is the caller's key, never a field."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    result: dict[str, Any] | None = Field(
+        None,
+        description="The checked text the correction is of (factcheck/1: /v1/check's answer; its claims may be "
+        "cut down to the one corrected). Its claim's verdict, judgments and evidence are kept with the correction.",
+    )
+    claim: str | None = Field(
+        None,
+        max_length=64,
+        description="The id of the corrected claim in result (c1, c2, ...); may be left out when it holds one.",
+    )
+    claim_text: str | None = Field(
+        None, max_length=MAX_CLAIM, description="The claim corrected, for a correction without a result."
+    )
+    label: Literal["TRUE", "FALSE", "UNVERIFIED"] = Field(description="The claim's right label.")
+    note: str = Field(
+        "", max_length=MAX_NOTE, description="Why: kept with the correction and shown with its precedent."
+    )
+
+    @field_validator("claim_text", "note", mode="before")
+    @classmethod
+    def _valid_unicode(cls, value: Any) -> Any:
+        return valid_unicode(value) if isinstance(value, str) else value
+
+    @field_validator("label", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.strip().upper() if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _one_claim(self) -> FeedbackRequest:
+        if (self.result is None) == (self.claim_text is None):
+            raise ValueError("give either result (with claim) or claim_text")
+        if self.claim_text is not None and self.claim is not None:
+            raise ValueError("claim names a claim of result; without a result give claim_text alone")
+        if self.claim_text is not None and not self.claim_text.strip():
+            raise ValueError("claim_text must not be empty")
+        return self
+
+    def correction(self, reviewer: str) -> Correction:
+        """The correction this request makes, by ``reviewer`` (the caller's key id); InputError when the
+        result is not a checked text or holds no such claim."""
+        if self.result is not None:
+            return correction_from_result(self.result, self.claim, self.label, self.note, reviewer, "server")
+        assert self.claim_text is not None  # _one_claim
+        return correction_from_text(self.claim_text, self.label, self.note, reviewer, "server")
+
+
 class Service:
     """What the routes of one app share: its settings, checkers, gate, cache of answers and scrubber."""
 
@@ -121,6 +188,52 @@ class Service:
         self.scrub = Redactor(settings.secrets())
         self.components: dict[str, Any] = {}  # GET /v1/components' answer, worked out once
         self.components_lock = asyncio.Lock()
+        self.memory_settings: MemorySettings | None = None  # the checkers' [memory], read at the first correction
+
+    def memory(self) -> MemorySettings:
+        """The experience memory corrections go to: the checkers' ``[memory]`` settings (``[memory] path``,
+        ``FACTCHECK_MEMORY``, ``factcheck serve --memory``). 404 when the server keeps none, 503 when its
+        settings cannot be read."""
+        if self.memory_settings is None:
+            try:
+                self.memory_settings = memory_settings(load_settings(self.settings.config).memory)
+            except ConfigError as exc:
+                raise APIError(503, f"the server cannot take corrections: {exc}") from None
+        if not self.memory_settings.enabled:
+            raise APIError(
+                404,
+                "this server keeps no experience memory: start it with factcheck serve --memory PATH "
+                "(or set [memory] path) to take corrections",
+            )
+        return self.memory_settings
+
+    def memory_stamp(self) -> str:
+        """What changes whenever the experience memory does (a correction taken here, by another worker, or
+        forgotten with ``factcheck memory forget``): part of an answer's cache key, so an answer kept from
+        before a correction is never repeated after it. Empty when the server keeps no memory."""
+        try:
+            memory = self.memory()
+        except APIError:
+            return ""
+        try:
+            return MemoryStore(memory.path or "").stamp()
+        except (FactcheckError, OSError, sqlite3.Error):
+            return "unreadable"  # the check's memory agent says why; its answer is not cached (an agent error)
+
+    async def take_correction(self, body: FeedbackRequest, who: str) -> Recorded:
+        """Store ``who``'s correction (and learn trust from it, with ``[memory] learn_trust``): 422 for a
+        result that holds no such claim, 503 for the server's own memory settings."""
+        memory = self.memory()
+        try:
+            correction = body.correction(who)
+        except InputError as exc:
+            raise APIError(422, str(exc)) from None
+        store = MemoryStore(memory.path or "")
+        try:
+            return await asyncio.to_thread(record, store, correction, memory)
+        except (FactcheckError, OSError, sqlite3.Error) as exc:  # the server's memory or trust file: not the caller's
+            log.error("cannot store a correction: %s", self.scrub(str(exc)))
+            raise APIError(503, f"the server cannot take corrections: {exc}") from None
 
     def checker_for(self, body: CheckRequest) -> Checker:
         """The checker ``body`` asks for; 413 for a text over the limit, 422 for an unknown name, 503 when
@@ -253,7 +366,14 @@ async def check(body: CheckRequest, request: Request, who: str = Depends(caller)
     checker = service.checker_for(body)
     # A text of another date is another check (its claims' times, the sources' dates); an undated one is
     # answered from memory as the check of its first asking, within the cache's time to live.
-    answer_key = (service.pool.key(body.profile, body.scorer, body.labels, body.deliberation), body.date, body.text)
+    # A correction taken since (the memory's stamp) makes it another check too: its precedents may differ.
+    memory = await asyncio.to_thread(service.memory_stamp)
+    answer_key = (
+        service.pool.key(body.profile, body.scorer, body.labels, body.deliberation),
+        body.date,
+        body.text,
+        memory,
+    )
     stored = answers.get(answer_key)
     if stored is not None:
         service.gate.admit_claims(who)(stored.claims)
@@ -317,6 +437,29 @@ async def check_stream(body: CheckRequest, request: Request, who: str = Depends(
 
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return StreamingResponse(events(), media_type="text/event-stream", headers=headers)
+
+
+@router.post(
+    "/v1/feedback",
+    status_code=201,
+    responses={
+        201: {"description": "the stored correction (factcheck-correction/1), with lent and trust"},
+        401: {"description": "no key, or a wrong one"},
+        403: {"description": "the server runs without keys, or this key is not one of its feedback_keys"},
+        404: {"description": "the server keeps no experience memory"},
+    },
+)
+async def feedback(body: FeedbackRequest, request: Request, who: str = Depends(caller)) -> Response:
+    """Record a correction of one claim's verdict in the server's experience memory: the right label and a
+    note, ruled by the caller's key (``key-N``), with the check's verdict, judgments and evidence when a
+    ``result`` is given. Only a key's holder may correct; the answer says whether checks now lend the ruling
+    as a precedent (``lent``: false while ``[memory] require`` reviewers have not agreed)."""
+    service = service_of(request)
+    service.gate.may_correct(who)  # KeyFirst refused already; said again here, where the correction is made
+    recorded = await service.take_correction(body, who)
+    memory = service.memory()
+    answer = await asyncio.to_thread(recorded_json, MemoryStore(memory.path or ""), recorded, memory.require)
+    return service.scrub.json(answer, status=201)
 
 
 async def checked(service: Service, work: Awaitable[T]) -> T:

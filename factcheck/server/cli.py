@@ -15,7 +15,15 @@ from typing import IO, Any
 
 import click
 
-from factcheck.cli.flags import HelpOption, config_flag, corpus_flag, endpoint_flags, profiles, registered
+from factcheck.cli.flags import (
+    HelpOption,
+    config_flag,
+    corpus_flag,
+    endpoint_flags,
+    memory_option,
+    profiles,
+    registered,
+)
 from factcheck.errors import ConfigError
 from factcheck.options import Declared, declared
 from factcheck.plugins.hookspecs import hookimpl
@@ -111,6 +119,10 @@ def settings_flags(command: Callable[..., Any]) -> Callable[..., Any]:
     help="Port to listen on (0: any free one).",
 )
 @corpus_flag
+@memory_option(
+    "Experience memory (SQLite): checks lend its precedents, and POST /v1/feedback stores key holders' corrections "
+    "in it."
+)
 @endpoint_flags
 @settings_flags
 @click.option(
@@ -139,6 +151,7 @@ def serve(
     port: int,
     config: Path | None,
     corpus: Path | None,
+    memory_path: Path | None,
     serper_url: str | None,
     wikipedia_url: str | None,
     forwarded_allow_ips: str | None,
@@ -164,6 +177,8 @@ def serve(
     if corpus is not None:
         # Checkers are built per profile from the settings file and FACTCHECK_* variables: the flag is the variable.
         os.environ["FACTCHECK_CORPUS"] = str(corpus)
+    if memory_path is not None:  # the same for the memory: every checker's, and where corrections go
+        os.environ["FACTCHECK_MEMORY"] = str(memory_path)
     for variable, url in (("FACTCHECK_SERPER_URL", serper_url), ("FACTCHECK_WIKIPEDIA_URL", wikipedia_url)):
         if url:  # read by every checker built (factcheck.config), in worker processes too
             os.environ[variable] = url

@@ -32,7 +32,8 @@ from factcheck.text import valid_unicode
 
 log = logging.getLogger("factcheck.server")
 CALLER = "factcheck_caller"  # the scope state's key for the caller's id (see KeyFirst)
-KEYED_PATHS = frozenset({"/v1/check", "/v1/check/stream", "/v1/components"})
+FEEDBACK_PATH = "/v1/feedback"  # corrections into the experience memory: a key's holder only (Gate.may_correct)
+KEYED_PATHS = frozenset({"/v1/check", "/v1/check/stream", "/v1/components", FEEDBACK_PATH})
 
 
 class APIError(Exception):
@@ -197,12 +198,15 @@ class Gate:
     def __init__(self, settings: ServerSettings) -> None:
         self.auth = settings.auth
         self.keys = KeyChecker(settings.api_keys)
+        self.feedback_keys = frozenset(settings.feedback_keys)
         self.limiter = RateLimiter(settings.rate_per_minute, settings.rate_burst)
         self.claim_limiter = RateLimiter(settings.claims_per_minute, settings.claims_burst)
         self.auth_failures = RateLimiter(settings.auth_failures_per_minute, 10)
 
     def authenticate(self, request: Request) -> str:
         """Authenticate and rate-limit; the caller's id (a key number, or the client address without auth).
+        On ``/v1/feedback`` a caller who may not send corrections is refused (403, :meth:`may_correct`)
+        before its body is read.
 
         An address that sent too many wrong keys gets 429 for a while, whatever key it sends (requests with
         no key at all are refused but not counted: they would let one address lock out the callers beside it).
@@ -222,10 +226,25 @@ class Gate:
                 raise APIError(401, "missing or wrong API key", {"WWW-Authenticate": "Bearer"})
         else:
             who = address
+        if request.scope.get("path") == FEEDBACK_PATH:
+            self.may_correct(who)
         wait = self.limiter.take(who)
         if wait > 0:
             raise APIError(429, f"rate limit reached: retry in {wait:.1f}s", {"Retry-After": retry_after_header(wait)})
         return who
+
+    def may_correct(self, who: str) -> None:
+        """403 unless ``who`` may send corrections: only a caller with a key (``key-N``) may, and only one of
+        ``feedback_keys`` when the server names some. A server without keys takes none at all, since a
+        correction nobody can be held to could poison every check that lends it."""
+        if not self.auth:
+            raise APIError(
+                403,
+                "this server takes no corrections: it runs without API keys, and only an authenticated "
+                "correction may enter the experience memory (set FACTCHECK_API_KEYS)",
+            )
+        if self.feedback_keys and who not in self.feedback_keys:
+            raise APIError(403, f"{who} may not send corrections (not one of the server's feedback_keys)")
 
     def admit_claims(self, who: str) -> Callable[[int], None]:
         """Charge ``who``'s claim bucket one token per claim (429 when it is empty)."""

@@ -25,6 +25,7 @@ from factcheck.options import check_fields, coerce_values, declared, env_values,
 # An extension's origin is its scheme and id; a web origin is scheme, host and optional port, no path.
 _ORIGIN = re.compile(r"^(?:https?://[^/\s]+|chrome-extension://[a-p]{32}|moz-extension://[0-9a-fA-F-]{36})$")
 
+_KEY_ID = re.compile(r"key-[1-9][0-9]*")  # a caller key's id (KeyChecker.identify), as feedback_keys names it
 
 STRONG_KEY_CHARS = 16
 STRONG_KEY_DISTINCT = 8
@@ -51,6 +52,9 @@ class ServerSettings:
 
     - ``api_keys``: bearer keys a caller must present (``FACTCHECK_API_KEYS``, comma-separated);
       none means no authentication, allowed only on a loopback host or with ``insecure_no_auth``.
+    - ``feedback_keys``: the ids (``key-1``: the first of ``api_keys``) of the keys whose callers may send
+      corrections to ``POST /v1/feedback`` (``FACTCHECK_FEEDBACK_KEYS``); none: every key. Without
+      ``api_keys`` the server takes no corrections at all.
     - ``cors_origins``: origins whose pages may read the answers (``FACTCHECK_CORS_ORIGINS``),
       e.g. ``chrome-extension://<id>``; ``*`` allows any.
     - ``max_text_chars``: longer texts get 413 (``FACTCHECK_MAX_TEXT_CHARS``).
@@ -83,6 +87,13 @@ class ServerSettings:
         env="FACTCHECK_API_KEYS",
         flag=None,  # none: a key on the command line is visible to every user of the machine (ps)
         help="Bearer keys a caller must present (comma-separated).",
+    )
+    feedback_keys: tuple[str, ...] = setting(
+        (),
+        env="FACTCHECK_FEEDBACK_KEYS",
+        flag="--feedback-key",
+        help="Key id (key-1, key-2: the place of the key in api_keys) whose callers may send corrections to "
+        "POST /v1/feedback (repeatable; default: every key).",
     )
     cors_origins: tuple[str, ...] = setting(
         (),
@@ -193,7 +204,20 @@ class ServerSettings:
                 )
         if any(not key or key != key.strip() or len(key) < 8 for key in self.api_keys):
             raise ConfigError("each API key must be at least 8 characters, without spaces around it")
+        self._check_feedback_keys()
         check_fields(self)
+
+    def _check_feedback_keys(self) -> None:
+        """Each of ``feedback_keys`` is a key's id, never a key: ``key-N``, N at most the number of keys
+        (when the keys are known: a settings file may name the ids of keys the environment holds)."""
+        for name in self.feedback_keys:
+            if not _KEY_ID.fullmatch(name):  # not echoed: it may be a key put there by mistake
+                raise ConfigError(
+                    "each feedback key must be a key's id, key-1 for the first of FACTCHECK_API_KEYS "
+                    "(never the key itself)"
+                )
+            if self.api_keys and int(name.removeprefix("key-")) > len(self.api_keys):
+                raise ConfigError(f"feedback key {name} names no key: there are {len(self.api_keys)} API keys")
 
     @property
     def auth(self) -> bool:
@@ -231,7 +255,7 @@ class ServerSettings:
             for name, value in env.items()
             if value
             and re.search(r"(^|_)(API_KEY|KEY|TOKEN|SECRET|PASSWORD)S?$", name.upper())
-            and name.upper() not in {"FACTCHECK_API_KEYS"}
+            and name.upper() not in {"FACTCHECK_API_KEYS", "FACTCHECK_FEEDBACK_KEYS"}  # the keys; key ids, no secret
         )
         return tuple(dict.fromkeys((*self.api_keys, *self.extra_secrets, *provider)))
 

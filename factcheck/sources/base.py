@@ -24,6 +24,9 @@ class Source(Configurable, ReusableJudgments, ABC):
     # The languages it reads (ISO 639-1 codes); None reads any. An agent whose source or verifier
     # cannot read the checked text's language abstains on every claim, naming the language.
     languages: ClassVar[frozenset[str] | None] = None
+    # True for a source of precedents (the ``memory`` source: past claims, each titled with a reviewer's
+    # ruling): only a verifier that ``reads_precedents`` may judge its passages (:class:`factcheck.Agent`).
+    gives_precedents: ClassVar[bool] = False
 
     async def prepare(self) -> None:
         """Get ready before a check's first claim (open an index, check a key).

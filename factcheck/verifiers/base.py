@@ -24,6 +24,10 @@ class Verifier(Configurable, ReusableJudgments, ABC):
     # The languages it reads (ISO 639-1 codes); None reads any. An agent whose source or verifier
     # cannot read the checked text's language abstains on every claim, naming the language.
     languages: ClassVar[frozenset[str] | None] = None
+    # True for a verifier that reads a precedent passage for what it is: a past claim, with the ruling its
+    # title states (the ``precedent`` verifier, an LLM). Any other is never handed one, at first or when
+    # deliberating: it would read a claim ruled FALSE as a statement of fact.
+    reads_precedents: ClassVar[bool] = False
 
     async def prepare(self) -> None:
         """Get ready before a check's first claim (check that a needed API key is set).

@@ -129,6 +129,7 @@ class LLMVerifier(Verifier):
     """
 
     reuse_judgments = True
+    reads_precedents = True  # a precedent's title states the ruling; the prompt shows titles
 
     name = "llm"
     model: str | None = None

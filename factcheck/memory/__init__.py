@@ -1,0 +1,1 @@
+"""The experience memory: corrections in, precedents out (docs/learning.md)."""
