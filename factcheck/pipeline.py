@@ -509,7 +509,9 @@ class Checker:
             with recorder.timed("retrieve"):
                 recorder.count(recorder.calls, f"source:{agent.source.name}")
                 found = await call_plugin(agent.source, "retrieve", claim)
-                evidence, problems = usable_evidence(found, self.limits.max_evidence)
+                evidence, problems = usable_evidence(
+                    found, self.limits.max_evidence, precedents=agent.source.gives_precedents
+                )
                 for problem in problems:
                     note = f"source {agent.source.name} {problem}"
                     if note not in recorder.notes:

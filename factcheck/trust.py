@@ -45,7 +45,7 @@ import math
 import os
 import random
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -435,12 +435,32 @@ def update_trust_file(
     ``rate`` is eq. 15's learning rate and ``groups`` the vote's ``pamas`` coordinator groups.
 
     The file is created when missing. Its other objects (``"gate"``, ``"team"``) are kept. The new file
-    replaces the old one atomically, so a reader or a crash never sees half a file. Two corrections
-    written at the same moment cannot corrupt it, but one of them may be lost (last writer wins), so
-    serialise the calls where every correction must count.
+    replaces the old one atomically, so a reader or a crash never sees half a file, and the read, change
+    and replace hold a lock on a sidecar file (:func:`locked`), so two processes correcting at once lose
+    neither update.
     """
     file = Path(path)
-    trust = Trust.load(file) if file.exists() else Trust()
-    correction = correct_trust(trust, judgments, truth, rate=rate, groups=groups)
-    correction.trust.save(file)
+    with locked(file):
+        trust = Trust.load(file) if file.exists() else Trust()
+        correction = correct_trust(trust, judgments, truth, rate=rate, groups=groups)
+        correction.trust.save(file)
     return correction
+
+
+@contextlib.contextmanager
+def locked(file: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``file``'s sidecar (``trust.json.lock``) while it is read, changed and
+    replaced, so that two processes (``factcheck serve --workers N``) updating it at once lose neither
+    update. Where the platform has no ``fcntl`` (Windows), only the atomic replace protects the file."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on the platforms CI runs
+        yield
+        return
+    file.parent.mkdir(parents=True, exist_ok=True)
+    with open(file.with_name(file.name + ".lock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

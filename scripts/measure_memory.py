@@ -32,7 +32,8 @@ from typing import Any
 
 from factcheck.build import build_checker
 from factcheck.eval.metrics import accuracy, bootstrap_ci
-from factcheck.memory.precedent import PrecedentVerifier, precedent_of, relations
+from factcheck.memory.marks import precedent_of
+from factcheck.memory.precedent import PrecedentVerifier, relations
 from factcheck.memory.source import MemorySource
 from factcheck.memory.store import Correction, MemoryStore
 from factcheck.types import Claim, Label

@@ -370,6 +370,13 @@ def test_record_learns_trust_only_when_asked(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="not a trust file"):
         record(store, correction, learning)
     assert len(store.corrections()) == 3
+    # Where two reviewers must agree, one correction moves no trust; the second, agreeing, does.
+    agreeing = MemorySettings(path=str(store.path), learn_trust=True, trust=str(trust), rate=0.5, require=2)
+    trust.unlink()
+    other = correction_from_result(crafted_result(), "c2", "TRUE", "", "alice", "feedback")
+    assert record(store, other, agreeing).trust is None and not trust.exists()
+    second = correction_from_result(crafted_result(), "c2", "TRUE", "", "bob", "feedback")
+    assert record(store, second, agreeing).trust is not None and trust.exists()
 
 
 def test_every_option_says_what_it_does() -> None:

@@ -44,7 +44,7 @@ def memory_table(path: Path, extra: str = "") -> str:
 
 @contextmanager
 def server(**options: Any) -> Iterator[str]:
-    options = {"api_keys": (KEY, OTHER_KEY), "rate_per_minute": 0, **options}
+    options = {"api_keys": (KEY, OTHER_KEY), "feedback_keys": ("key-1", "key-2"), "rate_per_minute": 0, **options}
     with serve_in_thread(create_app(ServerSettings(**options))) as url:
         yield url
 
@@ -124,7 +124,7 @@ def test_feedback_is_described_in_the_openapi_schema(base_url: str) -> None:
 
 def test_a_server_without_keys_takes_no_correction(tmp_path: Path) -> None:
     memory = tmp_path / "memory.sqlite"
-    with server(api_keys=(), config=config(tmp_path, memory_table(memory))) as url:
+    with server(api_keys=(), feedback_keys=(), config=config(tmp_path, memory_table(memory))) as url:
         refused = post(url, {"claim_text": STATINS, "label": "TRUE"})
         assert refused.status_code == 403
         assert "runs without API keys" in refused.json()["error"]
@@ -142,10 +142,22 @@ def test_feedback_keys_limit_who_may_correct_and_learn_trust_updates_the_trust_f
         assert not memory.exists() and not trust.exists()
         answer = post(url, body, AUTH)
     assert answer.status_code == 201, answer.text
-    assert answer.json()["trust"] == {"team_right": False, "updated": ["corpus"]}
+    # Trust is learned from the server's own check of the claim, never from the judgments the caller sent:
+    # the crafted result's confident corpus verdict and its "wiki" agent move nothing.
+    assert answer.json()["trust"] == {"team_right": None, "updated": []}
     agents = json.loads(trust.read_text())["agents"]
-    assert (agents["corpus"]["judged"], agents["corpus"]["correct"]) == (1, 0) and agents["corpus"]["pamas"] < 1
-    assert [c.reviewer for c in MemoryStore(memory).corrections()] == ["key-1"]
+    assert set(agents) == {"corpus", "memory"} and agents["corpus"]["abstained"] == 1
+    assert agents["corpus"]["judged"] == 0 and agents["corpus"]["pamas"] == 1.0
+    stored = MemoryStore(memory).corrections()
+    assert [c.reviewer for c in stored] == ["key-1"] and [j.agent for j in stored[0].judgments] == ["corpus", "wiki"]
+
+
+def test_a_server_that_names_no_feedback_keys_takes_no_correction(tmp_path: Path) -> None:
+    memory = tmp_path / "memory.sqlite"
+    with server(feedback_keys=(), config=config(tmp_path, memory_table(memory))) as url:
+        refused = post(url, {"claim_text": STATINS, "label": "TRUE"}, AUTH)
+    assert refused.status_code == 403 and "names no feedback_keys" in refused.json()["error"]
+    assert not memory.exists()
 
 
 def test_a_server_without_memory_says_so(tmp_path: Path) -> None:

@@ -169,7 +169,7 @@ def test_update_trust_file_creates_then_corrects_only_on_a_team_error(tmp_path: 
     assert (trust.agents["c"].judged, trust.agents["c"].abstained) == (1, 1)
     data = json.loads(path.read_text())
     assert data["gate"] == {"policies": {}} and recommended_agents(path) == ("a", "b")
-    assert [p.name for p in path.parent.iterdir()] == ["trust.json"]
+    assert sorted(p.name for p in path.parent.iterdir()) == ["trust.json", "trust.json.lock"]  # no temporary file
     with pytest.raises(InputError, match="TRUE or FALSE"):
         update_trust_file(path, wrong, "PARTLY TRUE")
 
@@ -194,3 +194,26 @@ def test_corrections_one_at_a_time_are_one_errors_only_pass(tmp_path: Path) -> N
     for _, judgments, truth in claim_cases(records):
         update_trust_file(path, judgments, truth, rate=0.2)
     assert Trust.load(path) == learn_trust(records, rate=0.2, update="errors", epochs=1)
+
+
+def test_concurrent_online_updates_from_two_processes_lose_none(tmp_path: Path) -> None:
+    import multiprocessing
+
+    trust = tmp_path / "trust.json"
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_correct_many, args=(str(trust), 200)) for _ in range(2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+    assert all(worker.exitcode == 0 for worker in workers)
+    agents = json.loads(trust.read_text())["agents"]
+    assert agents["solo"]["judged"] == 400  # every one of the 400 corrections counted
+
+
+def _correct_many(path: str, n: int) -> None:
+    from factcheck.trust import update_trust_file
+    from factcheck.types import Judgment
+
+    for _ in range(n):
+        update_trust_file(path, [Judgment("solo", True, 0.9, "")], False)

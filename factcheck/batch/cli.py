@@ -42,6 +42,7 @@ from factcheck.cli.flags import (
     scorer_flag,
     settings_from_flags,
     source_flag,
+    trust_flag,
 )
 from factcheck.config import Settings
 from factcheck.errors import ConfigError, InputError
@@ -124,6 +125,7 @@ async def _run(
 @deliberation_flag
 @memory_flag
 @agents_flag
+@trust_flag
 @checker_option_flag
 @corpus_flag
 @source_flag

@@ -35,6 +35,7 @@ from factcheck.cli.flags import (
     settings_from_flags,
     source_flag,
     text_input,
+    trust_flag,
 )
 from factcheck.routing import ROUTINGS
 
@@ -144,13 +145,7 @@ def _unmet(condition: str, verdict: TextVerdict) -> str | None:
     help="When the text was written (ISO 8601, e.g. 2014-05-10; default now): claims' times are resolved "
     "against it, and Wikipedia is read as it stood then (docs/time.md).",
 )
-@click.option(
-    "--trust",
-    "trust_file",
-    type=click.Path(path_type=Path),
-    help="Trust file (factcheck calibrate): orders agents for --routing trust, and weighs a trust-aware scorer "
-    "(pamas) as -o trust=FILE does.",
-)
+@trust_flag
 @independence_flag
 @click.option(
     "--independence-threshold",

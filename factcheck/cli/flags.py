@@ -208,6 +208,13 @@ agents_flag = click.option(
     help="Run only these agents, in this order (comma list), or recommended: the team factcheck calibrate "
     "recommended in the --trust file.",
 )
+trust_flag = click.option(
+    "--trust",
+    "trust_file",
+    type=click.Path(path_type=Path),
+    help="Trust file (factcheck calibrate): orders agents for --routing trust, weighs a trust-aware scorer "
+    "(pamas) as -o trust=FILE does, and holds the team --agents recommended runs.",
+)
 independence_flag = click.option(
     "--independence",
     cls=HelpOption,

@@ -21,7 +21,7 @@ from factcheck.deliberation.base import ARBITER, Action, Deliberator, step_of
 from factcheck.deliberation.queries import key_terms
 from factcheck.deliberation.state import DeliberationState, seen_key, state_of
 from factcheck.errors import BudgetReachedError, SourceError, raise_errors_requested
-from factcheck.memory.precedent import precedent_of
+from factcheck.memory.marks import precedent_of
 from factcheck.plugins.calls import call_plugin, usable_evidence
 from factcheck.text import valid_unicode
 from factcheck.types import (
@@ -214,7 +214,7 @@ class Floor:
         asked = replace(self.claim, queries=tuple(q for q in queries if q.strip()) or self.claim.search_queries())
         async with self.limit:
             found = await self._timed(f"source {source.name}", call_plugin(source, "retrieve", asked))
-        evidence, problems = usable_evidence(found, self.max_evidence)
+        evidence, problems = usable_evidence(found, self.max_evidence, precedents=source.gives_precedents)
         for problem in problems:
             record_note(f"source {source.name} {problem}")
         known = set(self._ids)
@@ -242,9 +242,13 @@ class Floor:
         return found
 
     def readable(self, name: str, evidence: Sequence[Evidence]) -> list[Evidence]:
-        """The passages of ``evidence`` agent ``name``'s verifier may read: a precedent (a past claim and its
-        ruling) only where it reads precedents (:attr:`factcheck.Verifier.reads_precedents`)."""
-        if self.agents[name].verifier.reads_precedents:
+        """The passages of ``evidence`` agent ``name`` may re-read: a precedent (a past claim and its ruling)
+        only when the agent is the one whose source gives precedents (``memory``). Another agent's verifier
+        would take a claim ruled FALSE for a statement of fact (``nli``), or lean on the ruling the memory
+        agent already speaks for, so that it counts twice (an LLM). The decision-maker of LLM roles still sees
+        precedents among the pooled evidence."""
+        agent = self.agents[name]
+        if agent.source.gives_precedents and agent.verifier.reads_precedents:
             return list(evidence)
         return [e for e in evidence if precedent_of(e) is None]
 

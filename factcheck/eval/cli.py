@@ -223,6 +223,8 @@ def eval_command(
         if given:
             raise ConfigError(f"{given[0]} applies when checking: recorded judgments are scored as they were")
 
+    if settings is not None:
+        check_memory(settings, dataset, mode)
     data = load_dataset(dataset, data_dir or shared_data_dir(), **reader_options)
     items = data.items[:limit] if limit else data.items
     out = out or Path("factcheck-eval") / dataset
@@ -364,6 +366,26 @@ def import_mafc(out_dir: Path, data_dir: Path | None) -> None:
 
     for path, count in mafc.write_all(data_dir or shared_data_dir(), out_dir):
         click.echo(f"wrote {count} texts to {path}")
+
+
+def check_memory(settings: Settings, dataset: str, mode: str) -> None:
+    """Refuse an experience memory where it would mislead: with ``--mode given`` (the agents read the gold
+    evidence, and precedents are none of it), or holding the gold labels of the dataset evaluated
+    (``factcheck memory import`` of its own run: each claim would be lent its own answer)."""
+    from factcheck.memory.settings import memory_settings
+    from factcheck.memory.store import MemoryStore
+
+    memory = memory_settings(settings.memory)
+    if not memory.enabled:
+        return
+    if mode == "given":
+        raise ConfigError("--memory applies with --mode retrieve: with given evidence the agents read only the gold")
+    gold = f"gold:{dataset}"
+    if any(c.reviewer == gold for c in MemoryStore(memory.path or "").corrections()):
+        raise ConfigError(
+            f"the memory {memory.path} holds the gold labels of {dataset} ({gold}): evaluating against it would "
+            "lend each claim its own answer; use a memory without them (factcheck memory list shows who ruled)"
+        )
 
 
 @hookimpl

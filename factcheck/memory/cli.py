@@ -19,12 +19,14 @@ from typing import Any
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from factcheck.cli.flags import HelpOption, config_flag, memory_option
 from factcheck.errors import ConfigError, InputError
 from factcheck.memory.settings import MemorySettings
 from factcheck.memory.store import LABELS, Correction, MemoryStore
 from factcheck.plugins.hookspecs import hookimpl
+from factcheck.report import shown
 
 NO_MEMORY = (
     "no experience memory configured: pass --memory PATH, set FACTCHECK_MEMORY, "
@@ -212,7 +214,7 @@ def list_corrections(
     table.add_column("claim", ratio=3, overflow="fold")
     table.add_column("note", ratio=2, overflow="fold")
     for c in found:
-        table.add_row(
+        values = (
             str(c.id),
             c.created_at[:10],
             c.reviewer,
@@ -222,6 +224,7 @@ def list_corrections(
             short(c.claim, CLAIM_SHOWN),
             short(c.note, NOTE_SHOWN),
         )
+        table.add_row(*map(cell, values))
     console.print(table)
 
 
@@ -257,7 +260,7 @@ def show(number: int, memory_path: Path | None, config: Path | None, fmt: str) -
         ("lent", _lent_line(store, correction, settings.require)),
         ("evidence", f"{len(correction.evidence)} passages cited"),
     ):
-        fields.add_row(name, value)
+        fields.add_row(name, cell(value))
     console.print(fields)
     if correction.judgments:
         table = Table(title="the judgments it corrects")
@@ -265,8 +268,14 @@ def show(number: int, memory_path: Path | None, config: Path | None, fmt: str) -
             table.add_column(column, overflow="fold")
         for j in correction.judgments:
             verdict = "abstained" if j.factuality is None else ("TRUE" if j.factuality else "FALSE")
-            table.add_row(j.agent, verdict, f"{j.confidence:.2f}", short(j.error or j.rationale, 120))
+            table.add_row(*map(cell, (j.agent, verdict, f"{j.confidence:.2f}", short(j.error or j.rationale, 120))))
         console.print(table)
+
+
+def cell(value: str) -> Text:
+    """A table cell of untrusted text (a claim, a note, a key holder's words): shown as written, never read
+    as rich markup (``[link=...]`` would make a link in the operator's terminal), without control characters."""
+    return Text(shown(value))
 
 
 def _get(store: MemoryStore, number: int) -> Correction:

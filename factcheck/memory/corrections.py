@@ -236,20 +236,33 @@ def _trust_file(memory: MemorySettings) -> Path | None:
     return file
 
 
-def record(store: MemoryStore, correction: Correction, memory: MemorySettings) -> Recorded:
+def record(
+    store: MemoryStore,
+    correction: Correction,
+    memory: MemorySettings,
+    *,
+    learn_from: Sequence[Judgment] | None = None,
+) -> Recorded:
     """Store ``correction``; with ``[memory] learn_trust``, also learn from it: the trust file's agents
     that judged the claim are updated by PAMAS eq. 15 against its label
-    (:func:`factcheck.trust.update_trust_file`, written atomically). Corrections of this process are
-    recorded one at a time, so no trust update is lost to another."""
+    (:func:`factcheck.trust.update_trust_file`, written atomically), once the claim's label is agreed
+    (``[memory] require`` reviewers: one reviewer alone moves no trust where two must agree).
+
+    Trust is learned from ``learn_from`` when given, else from the correction's own judgments. The server
+    passes the judgments of its own check of the claim: those a caller sends with a result are recorded as
+    provenance, never trusted to move the weights (a key holder could make up any agent's answers).
+    Corrections of this process are recorded one at a time; the trust file's update is locked across
+    processes (:func:`factcheck.trust.update_trust_file`)."""
     trust_file = _trust_file(memory)
-    learn = trust_file is not None and bool(correction.judgments) and correction.label in ("TRUE", "FALSE")
+    judgments = tuple(correction.judgments if learn_from is None else learn_from)
+    learn = trust_file is not None and bool(judgments) and correction.label in ("TRUE", "FALSE")
     with _write:
         stored = store.add(correction)
-        if not learn or trust_file is None:
+        if not learn or trust_file is None or not lends(store, stored, memory.require):
             return Recorded(stored)
         from factcheck.trust import update_trust_file
 
-        updated = update_trust_file(trust_file, stored.judgments, stored.label == "TRUE", rate=memory.rate)
+        updated = update_trust_file(trust_file, judgments, stored.label == "TRUE", rate=memory.rate)
     return Recorded(stored, updated)
 
 

@@ -23,51 +23,19 @@ Anything else (an unrelated or merely similar past claim) lends nothing, and the
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from factcheck.agent import normalise_claim
 from factcheck.embed import embedder_digest, load_embedder
+from factcheck.memory.marks import precedent_of
 from factcheck.options import setting
 from factcheck.plugins.hookspecs import hookimpl
-from factcheck.types import Assessment, Claim, Evidence, Judgment
+from factcheck.types import Assessment, Claim, Evidence
 from factcheck.usage import record_call
 from factcheck.verifiers.base import Verifier
 from factcheck.verifiers.nli import REFUTES, SHIPPED_MODEL, SUPPORTS, load_model, model_digest
-
-SOURCE = "memory"
-URL_PREFIX = "factcheck-memory:"
-_URL = re.compile(r"factcheck-memory:(\d+)/(TRUE|FALSE)")
-
-
-def precedent_url(case_id: int, label: str) -> str:
-    return f"{URL_PREFIX}{case_id}/{label}"
-
-
-def precedent_of(evidence: Evidence) -> tuple[int, bool] | None:
-    """``(case id, the label is TRUE)`` of a precedent passage; ``None`` for any other passage."""
-    match = _URL.fullmatch(evidence.url or "") if evidence.source == SOURCE else None
-    return (int(match.group(1)), match.group(2) == "TRUE") if match else None
-
-
-def ruled_by(reviewers: Sequence[str]) -> str:
-    """``"a reviewer (key-1)"``, ``"2 reviewers (key-1, key-3)"``, ``"the gold labels of scifact"``."""
-    if len(reviewers) == 1 and reviewers[0].startswith("gold:"):
-        return f"the gold labels of {reviewers[0].removeprefix('gold:')}"
-    who = ", ".join(reviewers[:3]) + (", ..." if len(reviewers) > 3 else "")
-    return f"a reviewer ({who})" if len(reviewers) == 1 else f"{len(reviewers)} reviewers ({who})"
-
-
-def lent_precedents(judgments: Sequence[Judgment]) -> list[Evidence]:
-    """The precedents that lent a claim its memory verdict: the deciding passage of each judgment that gave a
-    verdict from precedents (what the report shows under the claim)."""
-    return [
-        j.evidence[0]
-        for j in judgments
-        if j.factuality is not None and j.evidence and precedent_of(j.evidence[0]) is not None
-    ]
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from factcheck.memory.precedent import SOURCE, precedent_url, ruled_by
+from factcheck.memory.marks import SOURCE, precedent_url, ruled_by
 from factcheck.memory.store import Case, MemoryStore
 from factcheck.options import setting
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.sources.base import Source
 from factcheck.types import Claim, Evidence
-from factcheck.usage import record_call
+from factcheck.usage import record_call, record_note
 
 MAX_NOTE_SHOWN = 300
 
@@ -74,6 +74,8 @@ class MemorySource(Source):
         from factcheck.plugins.manager import get_registry
 
         get_registry().get("memory_retrievers", self.retriever)  # an unknown name fails the check, clearly
+        if self.path and not MemoryStore(self.path).exists():  # a mistyped path must not look like an empty memory
+            record_note(f"memory: {self.path} does not exist yet: no precedents until a correction is stored")
 
     def find(self, claim: Claim) -> list[Evidence]:
         """The ``top_k`` cases the retriever ranks best for the claim, as precedent passages."""

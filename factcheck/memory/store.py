@@ -4,8 +4,8 @@ A *correction* is one reviewer's ruling on one claim: the right label, a note, w
 user name, ``gold:<dataset>`` for an eval run's labels), when, from which check, and the judgments and
 evidence it corrects. Several corrections of the same claim (the same :func:`~factcheck.agent.normalise_claim`
 form) make one *case*. A case is lent as a precedent only when its label is agreed: the label the most distinct
-reviewers gave, given by at least ``require`` of them (a deployment that fears poisoning sets 2) and by more
-reviewers than any other label.
+reviewers give in their newest rulings, given by at least ``require`` of them (a deployment that fears poisoning
+sets 2; then an even split lends nothing, and with one required the newest ruling breaks a tie).
 
 The store is opt-in: nothing opens or creates it unless a path is configured, and a check only reads it (a
 missing file holds no cases and is not created). It is in WAL mode with a busy time-out, so the server can take
@@ -127,7 +127,8 @@ class Case:
 
     @property
     def agreeing(self) -> tuple[Correction, ...]:
-        return tuple(c for c in self.corrections if c.label == self.label)
+        """The current rulings (each reviewer's newest) that give the agreed label, newest first."""
+        return tuple(c for c in current_rulings(self.corrections) if c.label == self.label)
 
     @property
     def reviewers(self) -> tuple[str, ...]:
@@ -143,19 +144,30 @@ class Case:
         return next((c.note for c in self.agreeing if c.note), "")
 
 
-def agreed_label(corrections: Sequence[Correction], require: int) -> str | None:
-    """The label the most distinct reviewers gave (a tie: the newest correction's), if at least ``require``
-    gave it and more than gave any other; else ``None``. ``corrections`` are newest first."""
-    reviewers: dict[str, set[str]] = {}
+def current_rulings(corrections: Sequence[Correction]) -> list[Correction]:
+    """Each reviewer's newest correction of a claim, newest first: a reviewer who changed their mind counts
+    for their last ruling only. ``corrections`` are newest first."""
+    latest: dict[str, Correction] = {}
     for correction in corrections:
-        reviewers.setdefault(correction.label, set()).add(correction.reviewer)
+        latest.setdefault(correction.reviewer, correction)
+    return list(latest.values())
+
+
+def agreed_label(corrections: Sequence[Correction], require: int) -> str | None:
+    """The label of the claim's current rulings (each reviewer's newest, :func:`current_rulings`) that the
+    most reviewers give, if at least ``require`` give it; else ``None``. A tie goes to the newest ruling when
+    one reviewer suffices (``require`` 1: the latest word stands), and to none when agreement is asked for.
+    ``corrections`` are newest first."""
+    reviewers: dict[str, int] = {}
+    for ruling in current_rulings(corrections):
+        reviewers[ruling.label] = reviewers.get(ruling.label, 0) + 1
     if not reviewers:
         return None
-    ranked = sorted(reviewers, key=lambda label: -len(reviewers[label]))  # stable: newest label first on ties
+    ranked = sorted(reviewers, key=lambda label: -reviewers[label])  # stable: the newest label first on ties
     best = ranked[0]
-    if len(reviewers[best]) < require:
+    if reviewers[best] < require:
         return None
-    if len(ranked) > 1 and len(reviewers[ranked[1]]) == len(reviewers[best]) and require > 1:
+    if require > 1 and len(ranked) > 1 and reviewers[ranked[1]] == reviewers[best]:
         return None  # reviewers split evenly: a deployment that asks for agreement gets none
     return best
 
@@ -194,14 +206,26 @@ class MemoryStore:
             connection = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, timeout=10)
         with closing(connection):
             connection.row_factory = sqlite3.Row
-            if write:
-                connection.execute("PRAGMA journal_mode=WAL")
-                connection.executescript(_SCHEMA)
-                connection.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(MEMORY_SCHEMA),))
-            else:
-                self._check_schema(connection)
+            try:
+                if write:
+                    self._prepare(connection)
+                else:
+                    self._check_schema(connection)
+            except sqlite3.DatabaseError as exc:
+                raise InputError(f"memory: {self.path} is not a factcheck memory ({exc})") from None
             with connection:
                 yield connection
+
+    def _prepare(self, connection: sqlite3.Connection) -> None:
+        """Make a new file a memory, or check that an existing one is: a database of something else, or of
+        another schema, is refused before anything is written to it."""
+        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if tables:
+            self._check_schema(connection)
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA secure_delete=ON")  # a forgotten correction's text is overwritten, not left
+        connection.executescript(_SCHEMA)
+        connection.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(MEMORY_SCHEMA),))
 
     def _check_schema(self, connection: sqlite3.Connection) -> None:
         try:
@@ -255,7 +279,11 @@ class MemoryStore:
         if not self.exists():
             return False
         with self._db(write=True) as db:
-            return db.execute("DELETE FROM corrections WHERE id = ?", (number,)).rowcount > 0
+            removed = db.execute("DELETE FROM corrections WHERE id = ?", (number,)).rowcount > 0
+        if removed:  # nor kept in the write-ahead log until a checkpoint someday
+            with closing(sqlite3.connect(self.path, timeout=10)) as db:
+                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return removed
 
     def cases(self, require: int = 1) -> list[Case]:
         """Every claim's corrections as a case, the newest first; only cases with an agreed label
@@ -305,4 +333,4 @@ def _values(c: Correction) -> tuple[Any, ...]:
     )
 
 
-__all__ = ["LABELS", "MEMORY_SCHEMA", "Case", "Correction", "MemoryStore", "agreed_label", "now_iso"]
+__all__ = ["LABELS", "MEMORY_SCHEMA", "Case", "Correction", "MemoryStore", "agreed_label", "current_rulings", "now_iso"]

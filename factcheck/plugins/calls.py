@@ -50,6 +50,7 @@ from typing import Any, TypeVar
 from factcheck.context import current, takes_context
 from factcheck.errors import PluginError
 from factcheck.interrupt import interruptible
+from factcheck.memory.marks import SOURCE as PRECEDENT_SOURCE
 from factcheck.text import valid_unicode
 from factcheck.types import Evidence
 
@@ -316,14 +317,20 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
-def usable_evidence(found: object, limit: int) -> tuple[list[Evidence], list[str]]:
+def usable_evidence(found: object, limit: int, *, precedents: bool = False) -> tuple[list[Evidence], list[str]]:
     """The evidence to judge from what a source returned, and what was wrong with the rest.
 
     Keeps at most ``limit`` items (the first ones: sources return the best first);
-    drops anything that is not an :class:`~factcheck.Evidence` with string fields;
-    makes the text of what it keeps valid Unicode.
+    drops anything that is not an :class:`~factcheck.Evidence` with string fields, and a passage marked as a
+    precedent of the experience memory unless the source gives precedents (``precedents``: a plugin's passage
+    must not pass for a reviewer's ruling); makes the text of what it keeps valid Unicode.
     """
     problems: list[str] = []
+    if not precedents and isinstance(found, list | tuple):
+        marked = [item for item in found if isinstance(item, Evidence) and item.source == PRECEDENT_SOURCE]
+        if marked:
+            problems.append(f"returned {len(marked)} passages marked as precedents ({PRECEDENT_SOURCE}), dropped")
+            found = [item for item in found if not any(item is m for m in marked)]
     if not isinstance(found, list | tuple):
         return [], [f"returned {type(found).__name__}, not a list of Evidence"]
     if len(found) > limit:

@@ -57,6 +57,7 @@ from factcheck.server.pool import WARM_UP_S, CheckerPool, component_status, warm
 from factcheck.server.settings import ServerSettings
 from factcheck.server.stream import check_events
 from factcheck.text import valid_unicode
+from factcheck.types import Claim, Judgment
 
 # APIError, BodyLimit and CheckerPool stay importable from here, where they were before the server was split.
 __all__ = [
@@ -220,6 +221,18 @@ class Service:
         except (FactcheckError, OSError, sqlite3.Error):
             return "unreadable"  # the check's memory agent says why; its answer is not cached (an agent error)
 
+    async def own_judgments(self, claim: str) -> tuple[Judgment, ...]:
+        """This server's own judgments of ``claim`` (its default checker, the claim alone): what
+        ``learn_trust`` learns from, since a caller's result could carry any judgments it likes. A check
+        that fails teaches nothing (no judgments)."""
+        try:
+            checker = self.pool.get(None, None, None, None)  # the server's defaults
+            verdict = await checker.acheck(claim, claims=[Claim("c1", claim)])
+        except FactcheckError as exc:
+            log.warning("no trust learned from a correction: the server's check failed: %s", self.scrub(str(exc)))
+            return ()
+        return verdict.claims[0].judgments if verdict.claims else ()
+
     async def take_correction(self, body: FeedbackRequest, who: str) -> Recorded:
         """Store ``who``'s correction (and learn trust from it, with ``[memory] learn_trust``): 422 for a
         result that holds no such claim, 503 for the server's own memory settings."""
@@ -228,9 +241,10 @@ class Service:
             correction = body.correction(who)
         except InputError as exc:
             raise APIError(422, str(exc)) from None
+        own = await self.own_judgments(correction.claim) if memory.learn_trust else None
         store = MemoryStore(memory.path or "")
         try:
-            return await asyncio.to_thread(record, store, correction, memory)
+            return await asyncio.to_thread(record, store, correction, memory, learn_from=own)
         except (FactcheckError, OSError, sqlite3.Error) as exc:  # the server's memory or trust file: not the caller's
             log.error("cannot store a correction: %s", self.scrub(str(exc)))
             raise APIError(503, f"the server cannot take corrections: {exc}") from None

@@ -234,16 +234,23 @@ class Gate:
         return who
 
     def may_correct(self, who: str) -> None:
-        """403 unless ``who`` may send corrections: only a caller with a key (``key-N``) may, and only one of
-        ``feedback_keys`` when the server names some. A server without keys takes none at all, since a
-        correction nobody can be held to could poison every check that lends it."""
+        """403 unless ``who`` may send corrections: only a caller whose key is one of ``feedback_keys``. A
+        server that names none takes no corrections (the keys of a browser extension are often shared by
+        many; who may correct is the operator's explicit choice), and a server without keys takes none at
+        all, since a correction nobody can be held to could poison every check that lends it."""
         if not self.auth:
             raise APIError(
                 403,
                 "this server takes no corrections: it runs without API keys, and only an authenticated "
                 "correction may enter the experience memory (set FACTCHECK_API_KEYS)",
             )
-        if self.feedback_keys and who not in self.feedback_keys:
+        if not self.feedback_keys:
+            raise APIError(
+                403,
+                "this server takes no corrections: it names no feedback_keys (the key ids whose callers may "
+                "correct: set FACTCHECK_FEEDBACK_KEYS=key-1 or serve --feedback-key key-1)",
+            )
+        if who not in self.feedback_keys:
             raise APIError(403, f"{who} may not send corrections (not one of the server's feedback_keys)")
 
     def admit_claims(self, who: str) -> Callable[[int], None]:

@@ -53,8 +53,8 @@ class ServerSettings:
     - ``api_keys``: bearer keys a caller must present (``FACTCHECK_API_KEYS``, comma-separated);
       none means no authentication, allowed only on a loopback host or with ``insecure_no_auth``.
     - ``feedback_keys``: the ids (``key-1``: the first of ``api_keys``) of the keys whose callers may send
-      corrections to ``POST /v1/feedback`` (``FACTCHECK_FEEDBACK_KEYS``); none: every key. Without
-      ``api_keys`` the server takes no corrections at all.
+      corrections to ``POST /v1/feedback`` (``FACTCHECK_FEEDBACK_KEYS``); none: the server takes no
+      corrections (who may correct is chosen, never assumed). Without ``api_keys`` it takes none at all.
     - ``cors_origins``: origins whose pages may read the answers (``FACTCHECK_CORS_ORIGINS``),
       e.g. ``chrome-extension://<id>``; ``*`` allows any.
     - ``max_text_chars``: longer texts get 413 (``FACTCHECK_MAX_TEXT_CHARS``).
@@ -93,7 +93,7 @@ class ServerSettings:
         env="FACTCHECK_FEEDBACK_KEYS",
         flag="--feedback-key",
         help="Key id (key-1, key-2: the place of the key in api_keys) whose callers may send corrections to "
-        "POST /v1/feedback (repeatable; default: every key).",
+        "POST /v1/feedback (repeatable; default: none, and the server takes no corrections).",
     )
     cors_origins: tuple[str, ...] = setting(
         (),
