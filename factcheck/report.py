@@ -10,7 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from factcheck.memory.marks import lent_precedents
+from factcheck.precedents import lent_precedents
 from factcheck.scoring import REPLAYED_NOTE
 from factcheck.types import (
     ClaimTime,

@@ -32,7 +32,7 @@ each later pass reads them in an order shuffled with ``seed``, so a fit is repro
 Besides ``schema`` and ``agents``, a trust file may hold other top-level objects. ``factcheck
 calibrate --gate`` adds ``"gate"``: the deliberation gates' fitted thresholds per policy
 (:func:`gate_thresholds`). ``factcheck calibrate`` adds ``"team"``: the team's shape and the
-recommended agents (:mod:`factcheck.team`, :func:`recommended_agents`). :meth:`Trust.from_dict`
+recommended agents (:mod:`factcheck.eval.team`, :func:`recommended_agents`). :meth:`Trust.from_dict`
 reads only ``agents``, so a reader of trust alone ignores them. :meth:`Trust.save` keeps them, and
 every write replaces the file atomically.
 """
@@ -51,8 +51,8 @@ from pathlib import Path
 from typing import Any
 
 from factcheck.errors import ConfigError, InputError
-from factcheck.scoring.vote import pamas_score, parse_groups
 from factcheck.types import Judgment, TextVerdict
+from factcheck.vote import pamas_score, parse_groups
 
 TRUST_SCHEMA = "factcheck-trust/1"
 WEIGHTINGS = ("log_odds", "pamas")
@@ -189,10 +189,8 @@ def _other_objects(file: Path) -> dict[str, Any]:
     """The top-level objects of the trust file at ``file`` besides ``schema`` and ``agents``; none when
     there is no file, or it is not a readable trust file (then it is overwritten, as it always was)."""
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError, json.JSONDecodeError):
-        return {}
-    if not isinstance(data, dict) or data.get("schema") != TRUST_SCHEMA:
+        data = _trust_file(file)
+    except (ConfigError, InputError, OSError, UnicodeDecodeError):
         return {}
     return {k: v for k, v in data.items() if k not in ("schema", "agents")}
 
@@ -228,7 +226,7 @@ def gate_thresholds(path: str | Path) -> dict[str, dict[str, float]]:
 
 def recommended_agents(path: str | Path) -> tuple[str, ...]:
     """The recommended agent set in routing order (most trusted first), from the trust file's ``"team"``
-    object that ``factcheck calibrate`` writes (:class:`factcheck.team.TeamShape`): the agents its
+    object that ``factcheck calibrate`` writes (:class:`factcheck.eval.team.TeamShape`): the agents its
     topology adaptation keeps (PAMAS eq. 12-13), for ``--agents recommended``."""
     team = _trust_file(path).get(TEAM)
     if team is None:

@@ -223,6 +223,11 @@ class Extraction:
         return {"claims": [c.to_dict() for c in self.claims], "skipped": [s.to_dict() for s in self.skipped]}
 
 
+# The source of a precedent passage: a past claim of the experience memory, titled with a reviewer's ruling
+# (factcheck.precedents). Only a source that gives precedents may return passages of this source.
+PRECEDENT_SOURCE = "memory"
+
+
 @dataclass(frozen=True)
 class Evidence:
     """A passage a source returned for a claim. Its text is untrusted input."""

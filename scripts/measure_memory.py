@@ -32,10 +32,10 @@ from typing import Any
 
 from factcheck.build import build_checker
 from factcheck.eval.metrics import accuracy, bootstrap_ci
-from factcheck.memory.marks import precedent_of
 from factcheck.memory.precedent import PrecedentVerifier, relations
 from factcheck.memory.source import MemorySource
 from factcheck.memory.store import Correction, MemoryStore
+from factcheck.precedents import precedent_of
 from factcheck.types import Claim, Label
 from factcheck.verifiers.nli import REFUTES, SHIPPED_MODEL, load_model
 

@@ -269,7 +269,14 @@ def test_plugins_lists_builtins_only_with_all() -> None:
         "majority",
         "pamas",
     ]
-    assert plugins["factcheck.cli"]["registered"]["commands"] == ["check", "extract", "score", "plugins"]
+    assert plugins["factcheck.cli"]["registered"]["commands"] == [
+        "check",
+        "extract",
+        "score",
+        "plugins",
+        "feedback",
+        "memory",
+    ]
     assert all(p["builtin"] for p in plugins.values())
 
 

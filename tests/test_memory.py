@@ -16,10 +16,10 @@ from factcheck.build import build_checker
 from factcheck.cli import cli as main
 from factcheck.config import load_settings
 from factcheck.errors import ConfigError, InputError
-from factcheck.memory.marks import lent_precedents, precedent_of
 from factcheck.memory.precedent import PrecedentVerifier
 from factcheck.memory.source import MemorySource, precedent_evidence
 from factcheck.memory.store import Correction, MemoryStore, agreed_label
+from factcheck.precedents import lent_precedents, precedent_of
 from factcheck.report import render
 from factcheck.types import Evidence
 from factcheck.verifiers.llm import LLMVerifier

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from factcheck.cli import cli
-from factcheck.team import (
+from factcheck.eval.team import (
     TeamParams,
     TeamScorer,
     calls_per_claim,

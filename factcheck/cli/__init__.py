@@ -55,10 +55,11 @@ def register_commands(register: Callable[[Any], None]) -> None:
     # Imported here, not above: the command modules import factcheck.cli.flags, hence this package half built.
     from factcheck.cli.check import check
     from factcheck.cli.extract import extract
+    from factcheck.cli.memory import feedback, memory
     from factcheck.cli.plugins import plugins
     from factcheck.cli.score import score
 
-    for command in (check, extract, score, plugins):
+    for command in (check, extract, score, plugins, feedback, memory):
         register(command)
 
 

@@ -21,8 +21,8 @@ from factcheck.deliberation.base import ARBITER, Action, Deliberator, step_of
 from factcheck.deliberation.queries import key_terms
 from factcheck.deliberation.state import DeliberationState, seen_key, state_of
 from factcheck.errors import BudgetReachedError, SourceError, raise_errors_requested
-from factcheck.memory.marks import precedent_of
 from factcheck.plugins.calls import call_plugin, usable_evidence
+from factcheck.precedents import precedent_of
 from factcheck.text import valid_unicode
 from factcheck.types import (
     Assessment,

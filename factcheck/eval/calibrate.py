@@ -11,7 +11,7 @@ The replay functions here (:func:`gate_cases`, :func:`replay_gate`) are also ``b
 
 ``--epochs N --update errors`` learns the eq. 15 weights by PAMAS's targeted correction (Algorithm 1):
 over ``N`` passes, only where the team was wrong (:func:`factcheck.trust.fit_trust`). With ``--cv`` the
-one-pass fit is reported beside it, on the same folds. The team's shape (:mod:`factcheck.team`: clusters,
+one-pass fit is reported beside it, on the same folds. The team's shape (:mod:`factcheck.eval.team`: clusters,
 redundancy, complementarity, the recommended agents) is always printed and written into the trust file as
 its ``"team"`` object. With ``--cv``, the recommended team, chosen on the training folds only, is scored
 against the full team on the held-out folds (:func:`cross_validate_team`).
@@ -35,13 +35,7 @@ from factcheck.deliberation.base import ARBITER
 from factcheck.deliberation.lase import LASE
 from factcheck.errors import ConfigError, InputError
 from factcheck.eval.metrics import accuracy, bootstrap_ci
-from factcheck.jsonl import read_records
-from factcheck.plugins.hookspecs import hookimpl
-from factcheck.scoring.base import Scorer
-from factcheck.scoring.mafc import MAFCScorer
-from factcheck.scoring.pamas import DEFAULT_GROUPS
-from factcheck.scoring.vote import pamas_score, parse_groups
-from factcheck.team import (
+from factcheck.eval.team import (
     TeamParams,
     TeamShape,
     agents_of,
@@ -49,6 +43,11 @@ from factcheck.team import (
     team_shape,
     team_votes,
 )
+from factcheck.jsonl import read_records
+from factcheck.plugins.hookspecs import hookimpl
+from factcheck.scoring.base import Scorer
+from factcheck.scoring.mafc import MAFCScorer
+from factcheck.scoring.pamas import DEFAULT_GROUPS
 from factcheck.trust import (
     GATE,
     TEAM,
@@ -63,6 +62,7 @@ from factcheck.trust import (
     learn_trust,
 )
 from factcheck.types import ClaimVerdict, JudgedBy, Judgment, Label, TextVerdict
+from factcheck.vote import pamas_score, parse_groups
 
 Score = tuple[float, tuple[float, float]]  # a held-out accuracy and its bootstrap CI
 

@@ -29,9 +29,9 @@ from typing import Any
 
 from factcheck.agent import normalise_claim
 from factcheck.embed import embedder_digest, load_embedder
-from factcheck.memory.marks import precedent_of
 from factcheck.options import setting
 from factcheck.plugins.hookspecs import hookimpl
+from factcheck.precedents import precedent_of
 from factcheck.types import Assessment, Claim, Evidence
 from factcheck.usage import record_call
 from factcheck.verifiers.base import Verifier

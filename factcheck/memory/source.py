@@ -16,10 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from factcheck.memory.marks import SOURCE, precedent_url, ruled_by
 from factcheck.memory.store import Case, MemoryStore
 from factcheck.options import setting
 from factcheck.plugins.hookspecs import hookimpl
+from factcheck.precedents import SOURCE, precedent_url, ruled_by
 from factcheck.sources.base import Source
 from factcheck.types import Claim, Evidence
 from factcheck.usage import record_call, record_note

@@ -50,9 +50,8 @@ from typing import Any, TypeVar
 from factcheck.context import current, takes_context
 from factcheck.errors import PluginError
 from factcheck.interrupt import interruptible
-from factcheck.memory.marks import SOURCE as PRECEDENT_SOURCE
 from factcheck.text import valid_unicode
-from factcheck.types import Evidence
+from factcheck.types import PRECEDENT_SOURCE, Evidence
 
 T = TypeVar("T")
 STUCK_S = 0.4  # a loop that has not ticked for this long when a call to it times out is replaced

@@ -73,7 +73,6 @@ BUILTIN_PLUGINS = (
     "factcheck.cli",
     "factcheck.eval.cli",
     "factcheck.eval.calibrate",
-    "factcheck.memory.cli",
     "factcheck.batch.cli",
     "factcheck.server.cli",
 )

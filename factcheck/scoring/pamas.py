@@ -27,9 +27,9 @@ from pathlib import Path
 
 from factcheck.errors import ConfigError
 from factcheck.scoring.base import Scorer
-from factcheck.scoring.vote import pamas_score, parse_groups
 from factcheck.trust import WEIGHTINGS, Trust
 from factcheck.types import Judgment
+from factcheck.vote import pamas_score, parse_groups
 
 # Every agent its own coordinator: a flat trust-weighted vote. Grouping retrieval against model
 # agents, as PAMAS does, measured worse on the SciFact replay (docs/aggregation.md): a coordinator's

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,6 @@ from factcheck.cli.flags import HelpOption, config_flag, memory_option
 from factcheck.errors import ConfigError, InputError
 from factcheck.memory.settings import MemorySettings
 from factcheck.memory.store import LABELS, Correction, MemoryStore
-from factcheck.plugins.hookspecs import hookimpl
 from factcheck.report import shown
 
 NO_MEMORY = (
@@ -341,9 +340,3 @@ def import_judgments(judgments: str, reviewer: str | None, memory_path: Path | N
     click.echo(
         f"imported {stored} corrections by {who} into {store.path}" + (f" ({kept} already there)" if kept else "")
     )
-
-
-@hookimpl
-def register_commands(register: Callable[[Any], None]) -> None:
-    register(feedback)
-    register(memory)

@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from factcheck.eval.metrics import macro_f1
-from factcheck.scoring.vote import pamas_score, parse_groups
 from factcheck.trust import Case, Trust
 from factcheck.types import Judgment, Label
+from factcheck.vote import pamas_score, parse_groups
 
 KEEP, PRUNE, ADD = "keep", "prune", "add"
 

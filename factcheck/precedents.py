@@ -1,7 +1,8 @@
 """How a precedent passage is marked: the ``memory`` source and a ``factcheck-memory:<id>/<label>`` url.
 
-A leaf module (it imports only the domain types), so that the code that takes evidence from any source
-(:func:`factcheck.plugins.calls.usable_evidence`) can tell a precedent from other passages.
+A leaf module (it imports only the domain types). The source's name itself is
+:data:`factcheck.types.PRECEDENT_SOURCE`, which the code that takes evidence from any source
+(:func:`factcheck.plugins.calls.usable_evidence`) reads without importing the memory.
 """
 
 from __future__ import annotations
@@ -9,9 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from factcheck.types import Evidence, Judgment
+from factcheck.types import PRECEDENT_SOURCE, Evidence, Judgment
 
-SOURCE = "memory"
+SOURCE = PRECEDENT_SOURCE
 URL_PREFIX = "factcheck-memory:"
 _URL = re.compile(r"factcheck-memory:(\d+)/(TRUE|FALSE)")
 
