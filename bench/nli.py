@@ -10,7 +10,11 @@
 
     python bench/nli.py [--claims 100] [--batch-sizes 1,8,32,64] [--fp32 build/nli/model-fp32.onnx] [--model FOLDER]
 
-``--model`` measures another model folder (an older model, say) in place of the shipped one.
+``--model`` measures another model folder (an older model, say) in place of the shipped one. ``--vs FOLDER``
+measures a second model beside it on the same pairs and claims (the default reading, and with
+``--vs-read N`` sentences read per claim): pairs per second and the end-to-end median, as ratios.
+
+    python bench/nli.py --claims 100 --vs build/e5-run1 --vs-read 6
 """
 
 from __future__ import annotations
@@ -91,6 +95,8 @@ def main(args: argparse.Namespace) -> None:
     models = {"int8": NLIModel(args.model)}
     if args.fp32:
         models["fp32"] = NLIModel(fp32_folder(args.fp32))
+    if args.vs:
+        models["vs"] = NLIModel(args.vs)
     sizes = [int(s) for s in args.batch_sizes.split(",")]
     print(f"pairs/s on {len(pairs)} (claim, sentence) pairs")
     print(f"{'model':<16}" + "".join(f"{f'batch {s}':>11}" for s in sizes))
@@ -98,13 +104,20 @@ def main(args: argparse.Namespace) -> None:
     for name, model in models.items():
         rates[name] = [pairs_per_second(model, pairs, s) for s in sizes]
         print(f"{name:<16}" + "".join(f"{r:>11.0f}" for r in rates[name]))
-    if "fp32" in rates:
-        ratio = [a / b for a, b in zip(rates["int8"], rates["fp32"], strict=True)]
-        print(f"{'int8 / fp32':<16}" + "".join(f"{r:>10.2f}x" for r in ratio))
+    for other in ("fp32", "vs"):
+        if other in rates:
+            ratio = [a / b for a, b in zip(rates["int8"], rates[other], strict=True)]
+            print(f"{'int8 / ' + other:<16}" + "".join(f"{r:>10.2f}x" for r in ratio))
     print(f"\nend to end over {len(texts)} SciFact dev claims (top 3 passages + nli, cache off), per claim:")
     medians = []
-    for way, (source, options) in WAYS.items():
-        latencies, pairs_read = asyncio.run(end_to_end(texts, args.model, source, options))
+    ways = [(way, args.model, source, options) for way, (source, options) in WAYS.items()]
+    if args.vs:
+        default = WAYS["default (hybrid + closest sentences)"]
+        ways = [*ways[:1], (f"--vs {args.vs.name}", args.vs, *default)]
+        if args.vs_read:
+            ways.append((f"--vs, {args.vs_read} sentences read", args.vs, default[0], {"read_sentences": args.vs_read}))
+    for way, model, source, options in ways:
+        latencies, pairs_read = asyncio.run(end_to_end(texts, model, source, options))
         ms = sorted(1000 * t for t in latencies)
         p95 = ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
         medians.append(statistics.median(ms))
@@ -112,7 +125,9 @@ def main(args: argparse.Namespace) -> None:
             f"  {way:<40} median {statistics.median(ms):.0f} ms, p95 {p95:.0f} ms, "
             f"{statistics.mean(pairs_read):.1f} pairs classified"
         )
-    print(f"  default / before: {medians[0] / medians[1]:.2f}x the median")
+    others = [way for way, *_ in ways[1:]]
+    for way, median in zip(others, medians[1:], strict=True):
+        print(f"  {way} / default: {median / medians[0]:.2f}x the median")
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak memory {peak_mb:.0f} MB")
 
@@ -123,4 +138,6 @@ if __name__ == "__main__":
     parser.add_argument("--batch-sizes", default="1,8,32,64")
     parser.add_argument("--model", type=Path, default=SHIPPED_MODEL, help="the int8 model folder to measure")
     parser.add_argument("--fp32", type=Path, help="an fp32 ONNX export to compare with (build/nli/model-fp32.onnx)")
+    parser.add_argument("--vs", type=Path, help="a second model folder, measured beside --model")
+    parser.add_argument("--vs-read", type=int, default=0, help="also the --vs model reading this many sentences")
     main(parser.parse_args())

