@@ -363,11 +363,9 @@ def parity(args: argparse.Namespace) -> None:
 
 
 def _probe_texts(data: Path) -> list[str]:
-    path = data / "multilingual_probe" / "dev.jsonl"
-    if not path.is_file():
+    if not (data / "multilingual_probe" / "dev.jsonl").is_file():
         return []
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [text for row in rows for text in (row.get("claim", ""), row.get("evidence", "")) if text]
+    return [text for row in _probe_rows(data) for text in (row["claim"], row["evidence"])]
 
 
 # ---------------------------------------------------------------- the vocabulary for the declared languages
