@@ -33,15 +33,28 @@ async function loadCheck(key) {
 }
 
 /**
+ * A verdict is weak as the server says (the claim's "strength", factcheck.types.strength); a server too old to
+ * say is read with the same rule: |2·score − 1| below 0.5, a score between 0.25 and 0.75.
+ */
+function isWeak(claim) {
+  if (claim.strength === "weak" || claim.strength === "strong") return claim.strength === "weak";
+  return typeof claim.score === "number" && Math.abs(2 * claim.score - 1) < 0.5;
+}
+
+/**
  * A text's label composed from its claims' labels (the server's `compose` rule, docs/scoring.md): TRUE
- * when every verified claim is TRUE, FALSE when every one is FALSE, PARTLY TRUE otherwise; claims no agent
- * could judge (no score) are left out, and a text with none verified is UNVERIFIED.
+ * when every verified claim is TRUE, FALSE when every one is FALSE and one of them is strong (weak FALSE claims
+ * alone: UNVERIFIED), PARTLY TRUE otherwise; claims no agent could judge (no score) are left out, and a text
+ * with none verified is UNVERIFIED.
  */
 function composeLabel(claims) {
-  const labels = new Set((claims ?? []).filter((claim) => typeof claim?.score === "number").map((claim) => claim.label));
+  const verified = (claims ?? []).filter((claim) => typeof claim?.score === "number");
+  const labels = new Set(verified.map((claim) => claim.label));
   if (labels.size === 0) return "UNVERIFIED";
   if (labels.size === 1 && labels.has("TRUE")) return "TRUE";
-  if (labels.size === 1 && labels.has("FALSE")) return "FALSE";
+  // FALSE must be earned (the server's rule for every label rule): a strong FALSE claim, not weak ones alone.
+  const strongFalse = verified.some((claim) => claim.label === "FALSE" && !isWeak(claim));
+  if (labels.size === 1 && labels.has("FALSE")) return strongFalse ? "FALSE" : "UNVERIFIED";
   return "PARTLY TRUE";
 }
 

@@ -34,15 +34,6 @@ function formatScore(score) {
   return typeof score === "number" ? score.toFixed(2) : "–";
 }
 
-/**
- * A verdict is weak as the server says (the claim's "strength", factcheck.types.strength); a server too old to
- * say is read with the same rule: |2·score − 1| below 0.5, a score between 0.25 and 0.75.
- */
-function isWeak(claim) {
-  if (claim.strength === "weak" || claim.strength === "strong") return claim.strength === "weak";
-  return typeof claim.score === "number" && Math.abs(2 * claim.score - 1) < 0.5;
-}
-
 function clip(text, length) {
   return text.length <= length ? text : `${text.slice(0, length - 1)}…`;
 }
@@ -343,8 +334,9 @@ function describe(state) {
 
 // The compose rule in words (composeLabel in api.js), for the legend.
 const COMPOSE_RULE =
-  "TRUE when every verified claim is TRUE, FALSE when every one is FALSE, PARTLY TRUE when some are TRUE and some FALSE; " +
-  "UNVERIFIED claims are left out (none verified: UNVERIFIED).";
+  "TRUE when every verified claim is TRUE, FALSE when every one is FALSE and one is strong (weak ones alone: UNVERIFIED), " +
+  "PARTLY TRUE when some are TRUE and some FALSE; UNVERIFIED claims are left out (none verified: UNVERIFIED), and a " +
+  "text with any is at most weak.";
 
 /** The rule the server labelled a text by, in words: "the “threshold” rule". */
 function ruleName(shown) {
@@ -393,8 +385,11 @@ function renderState(state, nodes) {
   const shown = verdict ? textLabel(verdict) : null;
   nodes.label.textContent = shown ? plain(shown.label) : "–";
   nodes.label.dataset.label = shown ? shown.label : "";
-  // A TRUE or FALSE text is weak when one of its verified claims is: the text is as sure as its least sure claim.
-  const weakClaim = (verdict?.claims ?? []).some((claim) => typeof claim.score === "number" && isWeak(claim));
+  // A TRUE or FALSE text is weak when one of its verified claims is (the text is as sure as its least sure
+  // claim) or when one of its claims could not be verified (what it says is then only partly known).
+  const claims = verdict?.claims ?? [];
+  const verified = claims.filter((claim) => typeof claim.score === "number");
+  const weakClaim = verified.some((claim) => isWeak(claim)) || verified.length < claims.length;
   const weak = Boolean(shown) && ["TRUE", "FALSE"].includes(shown.label) && weakClaim;
   nodes.label.dataset.weak = String(weak);
   nodes.score.textContent = verdict ? `score ${formatScore(verdict.score)}` : "";
@@ -405,7 +400,9 @@ function renderState(state, nodes) {
   nodes.labelRule.textContent = overruled
     ? `Composed here from the claims' labels: the server said ${plain(shown.serverLabel ?? "nothing")} by ${ruleName(shown)}.`
     : "";
-  nodes.composition.textContent = compositionText(shown);
+  // What the label stands on: "2 of 3 claims verified." (factcheck.types.TextVerdict.decided).
+  const decided = claims.length ? ` ${verified.length} of ${claims.length} ${claims.length === 1 ? "claim" : "claims"} verified.` : "";
+  nodes.composition.textContent = compositionText(shown) + (verdict ? decided : "");
   const judged = judgedByText(verdict?.judged_by);
   nodes.judged.hidden = !judged;
   nodes.judged.textContent = judged ? plain(judged) : "";

@@ -249,9 +249,7 @@ def render(verdict: TextVerdict, console: Console) -> None:
     summary.add_row(
         Text(str(verdict.label), style=LABEL_STYLES[verdict.label]),
         Text(f"score {_score(verdict.score)}{', weak' if verdict.strength == 'weak' else ''}"),
-        Text(
-            f"{plural(len(verdict.claims), 'claim')} · scorer {verdict.scorer} · labels {verdict.labels}", style="dim"
-        ),
+        Text(f"{verdict.decided} · scorer {verdict.scorer} · labels {verdict.labels}", style="dim"),
     )
     console.print(Panel(summary, title="factcheck", expand=False))
     if verdict.judged_by is not None:  # beside the label: what judged it, and what that cannot judge

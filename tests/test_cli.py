@@ -224,7 +224,8 @@ def test_fail_on_error_exits_3_when_no_agent_could_judge() -> None:
 
 def test_fail_on_error_counts_one_failing_agent_beside_a_working_one() -> None:
     with registered(StaticSource(name="down", fail="wiki unreachable")):
-        code, out, err = check_status("Statins lower LDL cholesterol.", "--source", "down", "--fail-on", "error")
+        claim = "Obesity does not increase the risk of type 2 diabetes."  # one the corpus settles (FALSE)
+        code, out, err = check_status(claim, "--source", "down", "--fail-on", "error")
     assert code == 3 and "agent down could not judge 1 of 1 claim" in err and "wiki unreachable" in err
     assert json.loads(out)["claims"][0]["label"] != "UNVERIFIED"  # the corpus agent did judge
 

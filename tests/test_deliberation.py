@@ -11,9 +11,7 @@ import pytest
 from factcheck.agent import Agent
 from factcheck.deliberation.base import Action
 from factcheck.deliberation.builtins import Off
-from factcheck.deliberation.ecmr import ECMR
 from factcheck.deliberation.floor import Floor
-from factcheck.deliberation.lase import LASE
 from factcheck.deliberation.queries import contrast, key_terms, turned
 from factcheck.deliberation.roles import VerifierRoles
 from factcheck.deliberation.state import DeliberationState, state_of
@@ -27,6 +25,7 @@ from factcheck.sources.base import Source
 from factcheck.types import Assessment, Claim, ClaimVerdict, DeliberationStep, Evidence, Judgment, Label
 from factcheck.usage import UsageRecorder
 from factcheck.verifiers.base import Verifier
+from tests.paper_gates import ECMR, LASE
 
 
 def ev(text: str, url: str | None = None, title: str = "") -> Evidence:
@@ -460,3 +459,58 @@ def test_a_leader_out_of_the_check_leaves_verify_to_the_others() -> None:
     record = verdict.deliberation
     assert record is not None and record.steps[0].action == "verify" and record.steps[0].actor == "other"
     assert verdict.label is Label.TRUE
+
+
+# --- issue 39: deliberation must not amplify a misreading ---
+
+
+@dataclass(frozen=True)
+class FickleVerifier(Verifier):
+    """Answers TRUE, unsure, on its first reading and FALSE, sure, on every reading after it, whatever it reads:
+    the same reader changing its mind on the same passages. ``calls`` is a test's list."""
+
+    name: str = "fickle"
+    calls: list[int] | None = None
+
+    async def judge(self, claim: Claim, evidence: Sequence[Evidence]) -> Assessment:
+        assert self.calls is not None
+        self.calls.append(1)
+        if len(self.calls) == 1:
+            return Assessment(True, 0.5, "first reading", tuple(evidence))
+        return Assessment(False, 0.9, "second thoughts", tuple(evidence))
+
+
+def test_offline_roles_rereading_the_first_rounds_passages_cannot_flip_the_verdict() -> None:
+    calls: list[int] = []
+    source = QuerySource(against=())  # the contrast search finds nothing new
+    verdict = check(checker(Agent("a", source, FickleVerifier(calls=calls)), policy=LASE()))
+    record = verdict.deliberation
+    assert record is not None and record.gated is not None
+    revisions = [s for s in record.steps if s.action == "revise"]
+    assert revisions and revisions[0].judgment is not None and revisions[0].judgment.factuality is False
+    assert not any(s.applied for s in revisions)  # recorded, not applied: it rests on a passage already read
+    assert verdict.label is Label.TRUE and [j.factuality for j in verdict.judgments] == [True]
+
+
+def test_a_ruling_on_a_passage_the_first_round_did_not_read_may_flip_it() -> None:
+    calls: list[int] = []
+    source = QuerySource(against=("Drug X does not lower blood pressure.",))
+    verdict = check(checker(Agent("a", source, FickleVerifier(calls=calls)), policy=LASE()))
+    record = verdict.deliberation
+    assert record is not None
+    revision = next(s for s in record.steps if s.action == "revise")
+    # The pooled evidence puts the leader's passage first: re-read, the fickle reader still decides on it.
+    assert revision.applied is False
+    # A verifier that decides on the new counter-passage (WordVerifier) is applied: new evidence may flip.
+    verdict = check(checker(Agent("a", source, WordVerifier()), policy=LASE()))
+    assert verdict.label is Label.FALSE
+
+
+def test_a_deliberation_stops_rather_than_repeat_a_step_word_for_word() -> None:
+    calls: list[int] = []
+    verdict = check(checker(Agent("a", QuerySource(against=()), FickleVerifier(calls=calls)), policy=LASE()))
+    record = verdict.deliberation
+    assert record is not None
+    said = [(s.action, s.actor, s.query, s.judgment, s.critique, s.inputs) for s in record.steps]
+    assert len(said) == len(set(map(repr, said)))  # no step recorded twice
+    assert record.stopped.startswith("nothing new")

@@ -98,7 +98,8 @@ def test_the_gate_fitted_into_the_trust_file_applies_unless_an_option_is_named(t
         Settings(deliberation="lase", deliberation_options={"tau_lp": 0.9}, routing_options={"trust": path})
     )
     assert (named.tau_conf, named.tau_lp) == (0.71, 0.9)
-    assert build_deliberator(Settings(deliberation="ecmr", routing_options={"trust": path})).tau_confidence == 0.55
+    # A policy the file fitted nothing for keeps its defaults.
+    assert build_deliberator(Settings(deliberation="ecmr", routing_options={"trust": path})) == ECMR(trust=path)
 
 
 # --- the builder and the fingerprint ---
@@ -116,7 +117,7 @@ def test_the_fingerprint_differs_by_policy_and_by_its_options() -> None:
     off = fingerprint(Settings())
     assert "deliberation" not in off  # a run recorded before deliberation existed still resumes
     lase = fingerprint(Settings(deliberation="lase"))
-    assert lase["deliberation"]["name"] == "lase" and lase["deliberation"]["tau_lp"] == 0.8
+    assert lase["deliberation"]["name"] == "lase" and lase["deliberation"]["tau_lp"] == LASE().tau_lp
     assert fingerprint(Settings(deliberation="ecmr"))["deliberation"]["name"] == "ecmr"
     capped = fingerprint(Settings(deliberation="lase", deliberation_options={"max_steps": 2}))
     assert capped != lase and capped["deliberation"]["max_steps"] == 2

@@ -16,8 +16,6 @@ from factcheck.agent import Agent
 from factcheck.context import using
 from factcheck.deliberation.base import Deliberator
 from factcheck.deliberation.builtins import Off
-from factcheck.deliberation.ecmr import ECMR
-from factcheck.deliberation.lase import LASE
 from factcheck.extractors.sentence import SentenceExtractor
 from factcheck.llm.client import llm_settings
 from factcheck.pipeline import Checker
@@ -29,6 +27,7 @@ from factcheck.types import Claim, ClaimVerdict, Label, TextVerdict
 from factcheck.usage import Spending
 from factcheck.verifiers.llm import LLMVerifier
 from tests.fakes import FakeServer, Request, Response, Route
+from tests.paper_gates import ECMR, LASE
 
 CHAT = "/v1/chat/completions"
 CLAIM = "Drug X cures the common cold."

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from factcheck.deliberation.ecmr import ECMR
-from factcheck.deliberation.lase import LASE
+from factcheck.deliberation.builtins import Off
 from factcheck.eval.calibrate import GateCase, first_round, gate_cases, has_evidence, replay_gate
 from factcheck.eval.runner import cost_per_claim
 from factcheck.trust import Trust
 from factcheck.types import ClaimVerdict
+from tests.paper_gates import ECMR, LASE
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -69,7 +69,8 @@ def test_replay_gives_the_share_and_stopped_accuracy_computed_by_hand() -> None:
 def test_bench_replay_rows_match_by_hand() -> None:
     module = bench()
     cases = gate_cases(RECORDS)
-    rows = {row.name: row for row in module.replay_rows(cases, [0] * 5, {0: Trust()})}  # weight 1 each
+    papers = {"off": Off(), "lase": LASE(), "ecmr": ECMR()}  # the papers' gates, swept as the bench sweeps them
+    rows = {row.name: row for row in module.replay_rows(cases, [0] * 5, {0: Trust()}, policies=papers)}
     assert rows["off"].outcome.share == 0.0 and rows["off"].outcome.stopped_accuracy == pytest.approx(3 / 5)
     assert rows["lase (round0=all, tau_conf=0.6)"].outcome.share == pytest.approx(0.2)
     assert rows["ecmr (tau_confidence=0.55)"].outcome.stopped_accuracy == pytest.approx(2 / 3)

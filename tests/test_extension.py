@@ -167,10 +167,14 @@ def serve_folder(folder: Path) -> tuple[ThreadingHTTPServer, str]:
 
 def compose(claims: list[dict[str, Any]]) -> str:
     """The text label by the server's default rule, ``compose``: TRUE if every verified claim is TRUE,
-    FALSE if every one is FALSE, PARTLY TRUE otherwise; claims with no score are left out."""
-    labels = {c["label"] for c in claims if c["score"] is not None}
+    FALSE if every one is FALSE and one is strong (weak ones alone: UNVERIFIED), PARTLY TRUE otherwise;
+    claims with no score are left out."""
+    verified = [c for c in claims if c["score"] is not None]
+    labels = {c["label"] for c in verified}
     if not labels:
         return "UNVERIFIED"
+    if labels == {"FALSE"}:
+        return "FALSE" if any(abs(2 * c["score"] - 1) >= 0.5 for c in verified) else "UNVERIFIED"
     return labels.pop() if len(labels) == 1 and labels <= {"TRUE", "FALSE"} else "PARTLY TRUE"
 
 
@@ -625,6 +629,8 @@ def test_a_checked_selection_shows_verdict_legend_evidence_and_highlights(
     assert view["label"] == label
     assert view["score"] == f"score {expected['score']:.2f}"
     assert "label was composed" in view["composition"]
+    verified = sum(c["score"] is not None for c in expected["claims"])
+    assert view["composition"].endswith(f" {verified} of {len(expected['claims'])} claims verified.")
     if expected.get("judged_by"):  # a server that says who judged (older ones do not)
         # The offline profile's SciFact abstracts, and the news corpus by its file name, not the server's path.
         assert view["judged"].startswith("Judged by: offline profile, corpus SciFact abstracts")

@@ -331,3 +331,18 @@ def test_eval_refuses_a_memory_that_would_mislead_it(tmp_path: Path) -> None:
     assert leak.exit_code == 1 and "holds the gold labels of scifact-binary" in leak.output
     given = CliRunner().invoke(main, ["eval", "fever", "--memory", str(memory), "--mode", "given", "--out", out])
     assert given.exit_code == 1 and "--memory applies with --mode retrieve" in given.output
+
+
+def test_a_paraphrase_of_a_true_correction_is_never_made_false_by_it(tmp_path: Path) -> None:
+    # Issue 39: the model reads these paraphrases as contradictions (REFUTES 0.56 and 0.51), which made a
+    # stored TRUE correction lend FALSE to a claim that says the same thing in other words.
+    path = tmp_path / "m.sqlite"
+    store = MemoryStore(path)
+    store.add(correction("Regular exercise lowers blood pressure.", "TRUE"))
+    store.add(correction("Statins lower LDL cholesterol.", "TRUE"))
+    for paraphrase in ("Physical activity reduces blood pressure.", "Statins reduce LDL cholesterol levels."):
+        factuality, _, rationale = memory_judgment(path, paraphrase)
+        assert factuality is not False, rationale
+    # Its negation, which says the opposite in words, is still made FALSE by it.
+    factuality, _, rationale = memory_judgment(path, "Regular exercise does not lower blood pressure.")
+    assert factuality is False and "contradicts" in rationale

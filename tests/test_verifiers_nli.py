@@ -18,12 +18,15 @@ from factcheck import Claim, ConfigError, Evidence
 from factcheck.text import split_sentences
 from factcheck.types import strength
 from factcheck.verifiers.nli import (
+    CONFLICTING,
     LABELS,
     NEI,
     NO_PASSAGE,
     REFUTES,
     SHIPPED_MODEL,
     SUPPORTS,
+    UNDECIDED,
+    WEAK_CAP,
     NLIVerifier,
     Reading,
     Unit,
@@ -104,8 +107,9 @@ def test_support_gives_true_with_the_deciding_sentence() -> None:
         "The samples were stored frozen. Daily aspirin reduced the risk of a first heart attack by 44 percent.",
     )
     assert result.factuality is True
-    assert 0.5 < result.confidence <= 1.0
     assert "reduced the risk of a first heart attack" in result.rationale and "SUPPORTS" in result.rationale
+    # One sentence alone, however sure: at most weak (a strong verdict needs a second sentence that agrees).
+    assert 0.05 <= result.confidence <= WEAK_CAP and "no second sentence agrees" in result.rationale
 
 
 def test_contradiction_gives_false() -> None:
@@ -122,7 +126,8 @@ def test_unrelated_evidence_abstains_saying_no_passage_addresses_the_claim() -> 
     result = judge(claim, unrelated)
     assert result.factuality is None and result.confidence == 0.0
     assert result.rationale.startswith(NO_PASSAGE) and "0% of its content words" in result.rationale
-    gate_off = {"min_relevance": 0.0, "min_coverage": 0.0, "min_similarity": -1.0}
+    gate_off = {"min_relevance": 0.0, "min_coverage": 0.0, "min_similarity": -1.0, "about": False}
+    gate_off.update(support_threshold=0.0, refute_threshold=0.0, conflict=1.0)
     assert judge(claim, unrelated, **gate_off).factuality is not None  # the gate abstained
     assert judge(claim).factuality is None
 
@@ -145,18 +150,21 @@ def reading(*rows: tuple[int, str, tuple[float, float, float]]) -> Reading:
     return Reading(units, np.array([p for _, _, p in rows]), tuple(passages))
 
 
+RULE = {"support_threshold": 0.6, "refute_threshold": 0.6, "conflict": 0.3, "agree": 0.5, "margin": 0.05}
+
+
 @pytest.mark.parametrize(
     ("rows", "verdict", "deciding"),
     [
-        # The strongest refutation (0.7, in doc1) beats the strongest support (0.6, in doc2).
+        # The strongest refutation (0.9, in doc1), a second sentence agreeing (0.6), no support worth the name.
         (
-            [(0, "s0", (0.1, 0.1, 0.8)), (1, "s1", (0.2, 0.7, 0.1)), (2, "s2", (0.6, 0.1, 0.3))],
+            [(0, "s0", (0.1, 0.6, 0.3)), (1, "s1", (0.05, 0.9, 0.05)), (2, "s2", (0.1, 0.1, 0.8))],
             False,
-            (1, "s1", 0.7),
+            (1, "s1", 0.9),
         ),
         # The strongest support (0.8) is the third sentence, in doc2, not the first sentence that supports.
         (
-            [(0, "s0", (0.5, 0.1, 0.4)), (1, "s1", (0.3, 0.4, 0.3)), (2, "s2", (0.8, 0.1, 0.1))],
+            [(0, "s0", (0.55, 0.1, 0.35)), (1, "s1", (0.2, 0.1, 0.7)), (2, "s2", (0.8, 0.1, 0.1))],
             True,
             (2, "s2", 0.8),
         ),
@@ -166,11 +174,27 @@ def test_the_shown_sentence_and_passage_are_the_ones_that_decided(
     rows: list[tuple[int, str, tuple[float, float, float]]], verdict: bool, deciding: tuple[int, str, float]
 ) -> None:
     passage, sentence, p = deciding
-    result = NLIVerifier(min_relevance=0.5, calibrated=False).decide(reading(*rows))
+    result = NLIVerifier(min_relevance=0.5, calibrated=False, **RULE).decide(reading(*rows))
     assert result.factuality is verdict and result.confidence == p
     assert f'(p={p:.2f}, similarity 1.00) by (doc{passage}): "{sentence}"' in result.rationale
     assert result.evidence is not None and result.evidence[0].title == f"doc{passage}"
     assert sorted(e.title for e in result.evidence) == ["doc0", "doc1", "doc2"]  # reordered, nothing dropped
+
+
+def test_evidence_on_both_sides_is_conflicting_and_both_passages_are_shown() -> None:
+    # Before issue 39 the stronger side won: a refutation of 0.7 beat a support of 0.6.
+    rows = [(0, "s0", (0.1, 0.1, 0.8)), (1, "s1", (0.2, 0.7, 0.1)), (2, "s2", (0.6, 0.1, 0.3))]
+    result = NLIVerifier(min_relevance=0.5, calibrated=False, **RULE).decide(reading(*rows))
+    assert result.factuality is None and result.rationale.startswith(CONFLICTING)
+    assert '"s2"' in result.rationale and '"s1"' in result.rationale
+    assert result.evidence is not None and [e.title for e in result.evidence[:2]] == ["doc2", "doc1"]
+
+
+def test_a_verdict_needs_its_threshold_else_the_evidence_does_not_say() -> None:
+    rows = [(0, "s0", (0.5, 0.1, 0.4)), (1, "s1", (0.1, 0.2, 0.7))]
+    result = NLIVerifier(min_relevance=0.5, **RULE).decide(reading(*rows))
+    assert result.factuality is None and result.rationale.startswith(UNDECIDED)
+    assert "supports it with p=0.50, below the 0.6 a verdict needs" in result.rationale
 
 
 def test_the_gate_abstains_when_no_passage_shares_the_claims_words_or_bears_on_it() -> None:
@@ -227,9 +251,11 @@ def test_with_the_model_the_quoted_sentence_is_the_one_whose_probability_is_the_
     evidence = [Evidence("x", text, f"doc{i}") for i, text in enumerate(passages)]
     result = NLIVerifier(calibrated=False).assess(Claim("c", claim), evidence)
     assert result.factuality is True and result.evidence is not None and result.evidence[0].title == "doc1"
-    quoted = result.rationale.split(': "', 1)[1].rsplit('"', 1)[0]
+    quoted = result.rationale.split(': "', 1)[1].split('"', 1)[0]
     (p,) = load_model(SHIPPED_MODEL).probabilities([(claim, quoted)], NLIVerifier().batch_size)[:, SUPPORTS]
-    assert result.confidence == round(float(p), 4)
+    assert f"SUPPORTS (p={p:.2f}," in result.rationale
+    # The only sentence about the claim: its probability, capped at weak (no second sentence agrees).
+    assert result.confidence == min(round(float(p), 4), WEAK_CAP)
     assert quoted in [s for text in passages for s in split_sentences(text)] or quoted.count(". ") == 1
 
 
@@ -259,7 +285,8 @@ def test_instructions_in_evidence_do_not_flip_a_refutation() -> None:
         "Vitamin D supplementation reduces the risk of fractures in older adults.",
         f"{planted} Vitamin D supplementation had no effect on the risk of fractures in older adults.",
     )
-    assert result.factuality is False
+    assert result.factuality is not True  # never the SUPPORTS the planted text asks for
+    assert not result.rationale.startswith("SUPPORTS")
 
 
 def test_options_are_checked() -> None:
@@ -347,11 +374,12 @@ def test_the_relevance_gate_never_shows_an_equal_number_as_less(nei: float, show
     assert f"({shown}; " in assessment.rationale, assessment.rationale
 
 
-def unit_reading(*rows: tuple[str, float, tuple[float, float, float]]) -> Reading:
-    """A hand-made Reading of units in one passage: (text, similarity to the claim, (P(S), P(R), P(NEI)))."""
+def unit_reading(*rows: tuple[str, float, tuple[float, float, float]], claim: str = "") -> Reading:
+    """A hand-made Reading of units in one passage: (text, similarity to the claim, (P(S), P(R), P(NEI)));
+    with ``claim``, each unit is asked to be about it."""
     passage = Evidence("corpus", " ".join(text for text, _, _ in rows), title="doc")
     units = tuple(Unit(passage, text, similarity) for text, similarity, _ in rows)
-    return Reading(units, np.array([p for _, _, p in rows]), (passage,))
+    return Reading(units, np.array([p for _, _, p in rows]), (passage,), claim=claim)
 
 
 def test_a_sentence_off_the_claims_topic_cannot_decide_however_sure_the_model_is() -> None:
@@ -370,34 +398,38 @@ def test_a_sentence_off_the_claims_topic_cannot_decide_however_sure_the_model_is
     assert 'off topic (similarity 0.45 < 0.55): "Aspirin use was associated' in result.rationale
 
 
-def test_a_closer_sentence_outweighs_an_equally_sure_one_further_from_the_claim() -> None:
-    # The Eiffel Tower case: "completed in 1889" is not about where the tower is, and is further from the claim.
-    reading = unit_reading(
+def test_a_sentence_on_the_topic_but_not_about_the_claim_is_set_aside_not_read_as_a_conflict() -> None:
+    # The Eiffel Tower case: "completed in 1889" names the tower but not where it is.
+    rows = (
         ("The tower was completed on 31 March 1889.", 0.6, (0.03, 0.94, 0.03)),
         ("The Eiffel Tower is a wrought-iron lattice tower in Paris, France.", 0.84, (0.93, 0.02, 0.05)),
     )
-    result = NLIVerifier(min_similarity=0.55, calibrated=False).decide(reading)
-    assert result.factuality is True and result.confidence == 0.93
-    assert "; the strongest refutation has p=0.94" in result.rationale  # the counter-sentence is shown
+    verifier = NLIVerifier(min_similarity=0.55, calibrated=False, **RULE)
+    result = verifier.decide(unit_reading(*rows, claim="The Eiffel Tower is in Paris."))
+    assert result.factuality is True and result.confidence == WEAK_CAP  # one sentence alone: weak
+    assert "set aside: a sentence on its topic that refutes it (p=0.94) does not name" in result.rationale
+    # Read without asking what a sentence is about, the two conflict: no verdict.
+    result = verifier.configure(about=False).decide(unit_reading(*rows, claim="The Eiffel Tower is in Paris."))
+    assert result.factuality is None and result.rationale.startswith(CONFLICTING)
 
 
-def test_a_verdict_is_strong_only_when_its_evidence_is_sure_and_unopposed() -> None:
-    verifier = NLIVerifier(min_similarity=0.55)
+def test_a_verdict_is_strong_only_when_a_second_sentence_agrees_and_it_clears_its_threshold() -> None:
+    verifier = NLIVerifier(min_similarity=0.55, **RULE)
 
     def confidence(*rows: tuple[str, float, tuple[float, float, float]]) -> float:
         result = verifier.decide(unit_reading(*rows))
         assert result.factuality is True
         return result.confidence
 
-    strong = confidence(("s", 0.9, (0.97, 0.01, 0.02)))
-    opposed = confidence(("s", 0.9, (0.97, 0.01, 0.02)), ("r", 0.9, (0.01, 0.9, 0.09)))
-    unsure = confidence(("s", 0.9, (0.55, 0.05, 0.40)))
-    faint = confidence(("s", 0.9, (0.3, 0.05, 0.65)))
-    assert strong > unsure > faint and strong > opposed
+    strong = confidence(("s", 0.9, (0.97, 0.01, 0.02)), ("t", 0.85, (0.9, 0.02, 0.08)))
+    alone = confidence(("s", 0.9, (0.97, 0.01, 0.02)))
+    close = confidence(("s", 0.9, (0.62, 0.05, 0.33)), ("t", 0.85, (0.62, 0.05, 0.33)))
     assert strength((1 + strong) / 2) == "strong"
-    # A comparable counter-sentence makes the verdict weak, however sure its own sentence is.
-    assert strength((1 + opposed) / 2) == "weak"
-    assert min(strong, opposed, unsure, faint) >= 0.05  # a verdict's score stays on its side of 0.5
+    assert strength((1 + alone) / 2) == "weak" and strength((1 + close) / 2) == "weak"
+    assert min(strong, alone, close) >= 0.05  # a verdict's score stays on its side of 0.5
+    # A sure counter-sentence about the claim: the evidence conflicts, no verdict at all.
+    opposed = verifier.decide(unit_reading(("s", 0.9, (0.97, 0.01, 0.02)), ("r", 0.9, (0.01, 0.9, 0.09))))
+    assert opposed.factuality is None and opposed.rationale.startswith(CONFLICTING)
 
 
 def test_a_sentence_that_opens_with_a_pronoun_is_read_after_its_antecedent() -> None:

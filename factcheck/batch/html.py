@@ -236,6 +236,15 @@ def _claims(record: dict[str, Any]) -> str:
     return "".join(parts)
 
 
+def _decided(record: dict[str, Any], claims: list[Any]) -> str:
+    """What the label stands on: ", weak" and "2 of 7 claims verified" (empty for a failed document)."""
+    if is_failure(record) or not claims:
+        return ""
+    verified = sum(1 for c in claims if isinstance(c, dict) and c.get("score") is not None)
+    weak = ", weak" if record.get("strength") == "weak" else ""
+    return f"{weak}<br><small>{verified} of {len(claims)} {'claim' if len(claims) == 1 else 'claims'} verified</small>"
+
+
 def document_row(record: dict[str, Any]) -> str:
     """One ``<tr>`` of the documents table."""
     claims = record.get("claims") or []
@@ -255,7 +264,7 @@ def document_row(record: dict[str, Any]) -> str:
     details.append(_claims(record))
     cells = [
         f"<td>{escape(str(record.get('id')))}</td>",
-        f'<td class="{"error" if failed else _label_class(label)}">{escape(label)}</td>',
+        f'<td class="{"error" if failed else _label_class(label)}">{escape(label)}{_decided(record, claims)}</td>',
         f'<td class="num" data-v="{_number(record.get("score"), 6)}">{_number(record.get("score"))}</td>',
         f'<td class="num" data-v="{len(claims)}">{len(claims)}</td>',
         *(f'<td class="num" data-v="{labels.count(k)}">{labels.count(k)}</td>' for k in ("TRUE", "FALSE")),

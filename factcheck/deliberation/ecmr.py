@@ -13,6 +13,10 @@ independent support, evidence independence, contradiction and the budget left. I
   arbitrate).
 
 The decision-maker's ruling (PAMAS eq. 6) replaces the votes. Everything else stops after the first round.
+
+``tau_confidence`` defaults to the value ``factcheck calibrate --gate`` fitted for the offline default on issue
+39's calibration split, 0: the unsure-leader trigger stops nothing within the share it may send, so it is off
+(ECMR's own is 0.55, :data:`PAPER`); the other triggers keep ECMR's thresholds.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from factcheck.deliberation.state import DeliberationState
 from factcheck.options import setting
 from factcheck.types import DeliberationStep
 
+PAPER = {"tau_confidence": 0.55}  # ECMR's unsure-leader threshold (Table 5)
+
 
 @dataclass(frozen=True)
 class ECMR(Deliberator):
@@ -35,7 +41,7 @@ class ECMR(Deliberator):
     tau_concentration: float = setting(0.8, minimum=0.0, maximum=1.0)
     tau_contradiction: float = setting(0.4, minimum=0.0, maximum=1.0)
     min_independence: float = setting(0.45, minimum=0.0, maximum=1.0)
-    tau_confidence: float = setting(0.55, minimum=0.0, maximum=1.0)
+    tau_confidence: float = setting(0.0, minimum=0.0, maximum=1.0)  # fitted (module docstring); ECMR's: PAPER
 
     def split(self, state: DeliberationState) -> bool:
         """The agents disagree, or confident support stands on both sides."""

@@ -14,6 +14,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
+from typing import ClassVar
 
 from factcheck.agent import Agent
 from factcheck.context import current, using
@@ -42,7 +43,13 @@ MAX_REREAD_SENTENCES = 96  # and at most this many in all (the sentences are ran
 
 class Roles(ABC):
     """What a deliberation's roles do; each method returns the step it took (the floor numbers, times,
-    charges and records it)."""
+    charges and records it).
+
+    ``same_reader``: the roles rule by re-reading evidence with the agents' own verifiers (the offline roles).
+    Such a ruling may overturn a verdict only on a passage the first round did not read: the same reader on
+    the same passages would only repeat its misreading more surely."""
+
+    same_reader: ClassVar[bool] = False
 
     @abstractmethod
     async def challenge(self, floor: Floor, action: Action) -> DeliberationStep:
@@ -109,6 +116,8 @@ class Floor:
         self._ids: dict[tuple[str, str], str] = {}
         for judgment in held:
             self._seen(judgment.evidence)
+        # The passages each agent's first-round judgment read: its verifier re-reading them is no new evidence.
+        self._read_by = {j.agent: {seen_key(e.url, e.text) for e in j.evidence} for j in held}
         self.calls = 0
         self._step_calls = 0
 
@@ -348,6 +357,8 @@ class Floor:
             ),
         )
         self.recorder.count(self.recorder.calls, f"deliberation:{action.kind}")
+        if step.error is None and self.repeats(step) is not None:
+            return replace(step, number=0)  # not recorded: the loop stops on it
         step = self._apply(step)
         if self.on_step is not None:
             self.on_step(step)
@@ -363,11 +374,29 @@ class Floor:
 
     def overturns(self, judgment: Judgment, standing: Sequence[Judgment]) -> bool:
         """Whether a ruling may take the place of ``standing``: it gave a verdict and, where it goes against
-        theirs, it is at least as sure as the surest of them (``overturn = "surer"``)."""
+        theirs, it is at least as sure as the surest of them (``overturn = "surer"``). For roles that re-read
+        with the agents' own verifiers (:attr:`Roles.same_reader`), it must also rest on a passage the leader
+        did not read in the first round (:meth:`rests_on_new_evidence`): re-reading what it read, the same
+        reader could only repeat its reading, and more surely."""
         if judgment.abstained:
             return False  # a ruling that found nothing keeps what it would replace
+        if self.roles.same_reader and not self.rests_on_new_evidence(judgment, self.leader):
+            return False  # the same reader on the same passage: neither surer nor the other way
         against = [j.confidence for j in standing if not j.abstained and j.factuality != judgment.factuality]
         return self.policy.overturn == "always" or not against or judgment.confidence >= max(against)
+
+    def rests_on_new_evidence(self, judgment: Judgment, reader: str) -> bool:
+        """Whether the passage ``judgment`` decided on (its first) is one agent ``reader``'s first-round
+        judgment did not read: another agent's passage, or one the deliberation found."""
+        if not judgment.evidence:
+            return False
+        return seen_key(judgment.evidence[0].url, judgment.evidence[0].text) not in self._read_by.get(reader, set())
+
+    def repeats(self, step: DeliberationStep) -> DeliberationStep | None:
+        """The earlier step ``step`` repeats word for word (:func:`_same_step`), or None: such a step adds
+        nothing, and deliberation stops rather than record it again. For roles that re-read with the agents'
+        own verifiers, what a step was shown does not make it new: the same reader rules the same way."""
+        return next((s for s in self.steps if _same_step(s, step, shown=not self.roles.same_reader)), None)
 
     def _apply(self, step: DeliberationStep) -> DeliberationStep:
         judgment = step.judgment
@@ -459,10 +488,39 @@ class Floor:
             if (spending := current().spending) is not None and (why := spending.reached()) is not None:
                 return f"budget: {why}"
             step = await self.do(action)
+            if step.error is None and step.number == 0:
+                return f"nothing new: the next {action.kind} repeated an earlier step word for word"
             if step.error is not None:
                 if step.error.startswith(("budget", "call cap")):
                     return step.error
                 return f"error: {step.error}"
+
+
+def _same_step(a: DeliberationStep, b: DeliberationStep, *, shown: bool) -> bool:
+    """Whether two steps say the same thing, as a reader of the transcript sees it: a ruling by the same actor
+    with the same verdict, confidence, rationale and deciding passage, or a critique or search with the same
+    words, query and passages (their numbers and costs aside). With ``shown``, a step that was shown something
+    new (a model's leader given a supporter's hints) is a new step even where its words are the same."""
+
+    def said(step: DeliberationStep) -> tuple[object, ...]:
+        judgment = step.judgment
+        inputs = step.inputs if shown else ()
+        if judgment is not None:
+            first = (judgment.evidence[0].url, judgment.evidence[0].text) if judgment.evidence else None
+            return (
+                step.action,
+                step.actor,
+                judgment.factuality,
+                judgment.confidence,
+                judgment.rationale,
+                first,
+                inputs,
+            )
+        critique = step.critique.to_dict() if step.critique is not None else None
+        passages = tuple((e.url, e.text) for e in step.evidence)
+        return (step.action, step.role, step.actor, step.query, repr(critique), passages, inputs)
+
+    return said(a) == said(b)
 
 
 def _policy_error(where: str, exc: Exception) -> str:

@@ -23,7 +23,10 @@ from factcheck.types import Critique, DeliberationStep
 
 
 class VerifierRoles(Roles):
-    """The roles played by retrieval and the agents' own verifiers (see the module docstring)."""
+    """The roles played by retrieval and the agents' own verifiers (see the module docstring). Their rulings
+    re-read with the same verifiers, so one overturns a verdict only on a passage the first round did not read."""
+
+    same_reader = True
 
     async def challenge(self, floor: Floor, action: Action) -> DeliberationStep:
         state = floor.state()

@@ -15,7 +15,11 @@ between the two claims:
 - a past claim ruled TRUE that entails the new one makes it TRUE; one that contradicts it makes it FALSE;
 - a past claim ruled FALSE that the new one entails makes it FALSE (it says at least as much as a false claim);
   one it contradicts makes it TRUE, weighed by ``negation_weight``: two claims that contradict each other can
-  both be false ("X is 5", "X is 7"), but a twin that negates a false claim is true.
+  both be false ("X is 5", "X is 7"), but a twin that negates a false claim is true;
+- a contradiction counts only where the two claims say opposite things in words: a negation on one side, an
+  antonym, another number or direction (:func:`factcheck.verifiers.lexical.contradiction_cues`). The model
+  reads a paraphrase as a contradiction at times (0.82 for a paraphrase of a TRUE correction, issue 39): a
+  paraphrase lends its ruling through entailment or nothing, never the opposite ruling.
 
 Anything else (an unrelated or merely similar past claim) lends nothing, and the agent abstains.
 """
@@ -35,6 +39,7 @@ from factcheck.precedents import precedent_of
 from factcheck.types import Assessment, Claim, Evidence
 from factcheck.usage import record_call
 from factcheck.verifiers.base import Verifier
+from factcheck.verifiers.lexical import contradiction_cues
 from factcheck.verifiers.nli import REFUTES, SHIPPED_MODEL, SUPPORTS, load_model, model_digest
 
 
@@ -66,13 +71,17 @@ def relations(claim: str, precedents: Sequence[tuple[Evidence, bool]], negation_
         if normalise_claim(item.text) == asked:  # the same claim: the model is no judge of a text against itself
             found.append(Relation(true, 1.0, float(cosine), item, true, "is the same claim as"))
             continue
+        # A contradiction is read only where the two claims say opposite things in words (a negation, an
+        # antonym, another number or direction): the model reads a paraphrase as a contradiction at times.
+        opposed = bool(contradiction_cues(claim, item.text))
         if true:  # the past claim holds: what it entails holds, what it contradicts does not
-            options = [(True, fwd[SUPPORTS], "entails"), (False, fwd[REFUTES], "contradicts")]
+            options = [(True, fwd[SUPPORTS], "entails")]
+            options += [(False, fwd[REFUTES], "contradicts")] if opposed else []
         else:  # the past claim is false: what entails it is false; what contradicts it is (usually) true
-            options = [
-                (False, bwd[SUPPORTS], "is entailed by"),
-                (True, negation_weight * max(fwd[REFUTES], bwd[REFUTES]), "is contradicted by"),
-            ]
+            options = [(False, bwd[SUPPORTS], "is entailed by")]
+            options += (
+                [(True, negation_weight * max(fwd[REFUTES], bwd[REFUTES]), "is contradicted by")] if opposed else []
+            )
         verdict, p, reading = max(options, key=lambda option: option[1])
         found.append(Relation(verdict, float(p), float(cosine), item, true, reading))
     return sorted(found, key=lambda r: -r.p * r.similarity)

@@ -42,13 +42,14 @@ def score_text(
 def text_verdict(
     text: str, claims: Sequence[ClaimVerdict], scorer: Scorer, rule: LabelRule, usage: Usage | None = None
 ) -> TextVerdict:
-    """Score and label a text from its claims' verdicts (each scored by :func:`score_claim`)."""
+    """Score and label a text from its claims' verdicts (each scored by :func:`score_claim`), settled by the
+    rule (:meth:`LabelRule.settle`: FALSE only on a strong FALSE claim, unless the rule says otherwise)."""
     score = scorer.score_text([c.score for c in claims if c.score is not None])
     return TextVerdict(
         text=text,
         claims=tuple(claims),
         score=score,
-        label=rule.text_label(score, tuple(claims)),
+        label=rule.settle(rule.text_label(score, tuple(claims)), claims),
         scorer=scorer.name,
         scorer_options=scorer.options(),
         labels=rule.name,

@@ -49,3 +49,11 @@ class LabelRule(Configurable, ABC):
     @abstractmethod
     def text_label(self, score: float | None, claims: Sequence[ClaimVerdict]) -> Label:
         """TRUE / PARTLY TRUE / FALSE for a text, UNVERIFIED when no claim was verified."""
+
+    def settle(self, label: Label, claims: Sequence[ClaimVerdict]) -> Label:
+        """The text's label as shown: FALSE only on a strong FALSE claim
+        (:func:`~factcheck.scoring.labels.earned_text_label`), unless the rule's ``earned`` option is false (the
+        paper's ``threshold`` rule, reproduced as published). A plugin's rule is settled so too."""
+        from factcheck.scoring.labels import earned_text_label
+
+        return earned_text_label(label, claims) if getattr(self, "earned", True) else label

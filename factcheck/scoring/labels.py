@@ -15,6 +15,15 @@ from factcheck.types import ClaimVerdict, Label
 LOWEST_THRESHOLD, HIGHEST_THRESHOLD = -1.0, 1.0
 
 
+def earned_text_label(label: Label, claims: Sequence[ClaimVerdict]) -> Label:
+    """A text is FALSE only when one of its claims is a strong FALSE: FALSE must be earned. A text some rule
+    would call FALSE on weak FALSE claims alone is PARTLY TRUE beside a TRUE claim, else UNVERIFIED. Applied
+    by :meth:`LabelRule.settle` to every rule's text label whose ``earned`` option is on (a plugin's too)."""
+    if label != Label.FALSE or any(c.label == Label.FALSE and c.strength == "strong" for c in claims):
+        return label
+    return Label.PARTLY_TRUE if any(c.label == Label.TRUE for c in claims) else Label.UNVERIFIED
+
+
 def threshold_claim_label(score: float | None, threshold: float) -> Label:
     """A claim is TRUE when its score is above ``threshold`` (binary, as in the paper)."""
     if score is None:
@@ -29,12 +38,14 @@ class ThresholdRule(LabelRule):
     A claim is TRUE when its score is above ``claim_threshold``. A text is
     labelled from its score: with one threshold ``t``, TRUE above ``t`` and
     FALSE otherwise (binary); with two ``(lo, hi)``, FALSE at or below ``lo``,
-    TRUE at or above ``hi``, PARTLY TRUE between (paper: 0.33 / 0.67).
+    TRUE at or above ``hi``, PARTLY TRUE between (paper: 0.33 / 0.67). ``earned``
+    (off: the paper's rule as published) calls a text FALSE only on a strong FALSE claim.
     """
 
     name = "threshold"
     claim_threshold: float = setting(0.5, minimum=LOWEST_THRESHOLD, maximum=HIGHEST_THRESHOLD)
     thresholds: tuple[float, ...] = (0.33, 0.67)
+    earned: bool = False  # the paper's rule as published; true: FALSE only on a strong FALSE claim
 
     def __post_init__(self) -> None:
         super().__post_init__()  # the declared ranges
@@ -68,6 +79,7 @@ class ClaimThresholdRule(LabelRule):
     """Base of rules that label a claim TRUE above ``claim_threshold`` and differ in how they label texts."""
 
     claim_threshold: float = setting(0.5, minimum=LOWEST_THRESHOLD, maximum=HIGHEST_THRESHOLD)
+    earned: bool = True  # a text is FALSE only on a strong FALSE claim (earned_text_label)
 
     def claim_label(self, score: float | None) -> Label:
         return threshold_claim_label(score, self.claim_threshold)

@@ -77,8 +77,32 @@ def _directions(stems: set[str]) -> set[str]:
     return found
 
 
+# Stems of words of opposite meaning, in pairs: one in the claim and the other in the sentence is an antonym cue.
+OPPOSITES = (
+    ("caus", "prevent"),
+    ("protect", "caus"),
+    ("protect", "rais"),
+    ("benefici", "harm"),
+    ("effect", "ineffect"),
+    ("safe", "unsaf"),
+    ("activ", "inhibit"),
+    ("agonist", "antagonist"),
+    ("benign", "malign"),
+)
+
+
+def _opposites(claim_stems: set[str], sentence_stems: set[str]) -> list[tuple[str, str]]:
+    found = []
+    for a, b in OPPOSITES:
+        for x, y in ((a, b), (b, a)):
+            if x in claim_stems and y in sentence_stems and x not in sentence_stems and y not in claim_stems:
+                found.append((x, y))
+    return found
+
+
 def contradiction_cues(claim: str, sentence: str) -> list[str]:
-    """The reasons ``sentence`` may contradict ``claim`` (empty: none found)."""
+    """The reasons ``sentence`` may contradict ``claim`` (empty: none found): negation on one side only, other
+    numbers, an opposite direction of change, or a word of opposite meaning (:data:`OPPOSITES`)."""
     cues = []
     if _negated(claim) != _negated(sentence):
         side = "evidence" if _negated(sentence) else "claim"
@@ -90,6 +114,9 @@ def contradiction_cues(claim: str, sentence: str) -> list[str]:
     sentence_dir = _directions(set(english_stemmer().stemWords(_words(sentence))))
     if len(claim_dir) == 1 and len(sentence_dir) == 1 and claim_dir != sentence_dir:
         cues.append(f"opposite direction (claim {claim_dir.pop()}, evidence {sentence_dir.pop()})")
+    stemmer = english_stemmer()
+    for x, y in _opposites(set(stemmer.stemWords(_words(claim))), set(stemmer.stemWords(_words(sentence)))):
+        cues.append(f"opposite words (claim {x}-, evidence {y}-)")
     return cues
 
 

@@ -27,16 +27,23 @@ How a claim is decided (issue 26; ``docs/evidence.md``):
    calibrated on held-out training claims and on claims outside the corpus's
    coverage (``scripts/tune_relevance.py``; the model's ``nli.json`` records
    them).
-4. **Weighing.** Only sentences on topic decide. Each side's strength is its
-   best probability times that sentence's similarity, so a sentence about the
-   claim outweighs an equally sure one about something near it; the stronger
-   side gives the verdict. The rationale quotes the unit that decided (a
-   sentence, with its antecedent, or a window), and the judgment's evidence
-   shows its passage first.
-5. **Confidence that means something.** The confidence comes from the
-   model's calibration (``nli.json``'s ``confidence``, fitted on held-out
-   claims) of the deciding probability, and a verdict with a comparable
-   counter-sentence is at most weak.
+4. **The decision rule (issue 39: a FALSE must be earned).** A sentence decides only when it is on topic
+   *and about the claim*: it names the claim's subject and what the claim says of it
+   (:mod:`factcheck.verifiers.about`), not only its topic words. The claim is FALSE (TRUE) only when such a
+   sentence refutes (supports) it with at least ``refute_threshold`` (``support_threshold``), thresholds
+   fitted by conformal risk control on a calibration split so that the false-accusation rate stays at most
+   5% and the myth-acceptance rate at most 10% (``scripts/fit_risk.py``; ``docs/harm.md``), and no sentence
+   about the claim reaches ``conflict`` on the other side: evidence on both sides is UNVERIFIED ("the
+   evidence conflicts"), both sentences shown. Otherwise the claim is UNVERIFIED: "the evidence on this
+   topic does not say", with the sentence that came closest and why it did not decide. The rationale quotes
+   the unit that decided (a sentence, with its antecedent, or a window), and the judgment's evidence shows
+   its passage first.
+5. **Confidence that means something.** The confidence comes from the model's calibration
+   (``nli.json``'s ``confidence``, fitted on held-out claims) of the deciding probability. A verdict is
+   strong only when a second sentence about the claim agrees (``agree``) and its probability clears its
+   threshold by ``margin``; one sentence alone, however sure, is at most weak. Between the two labels
+   stands the conflict rule, so a rounding of the model's probabilities can move a verdict to UNVERIFIED,
+   never from TRUE to FALSE.
 
 Evidence is only classified, never followed as instructions: text in a page
 can change what the model reads, not what it is asked.
@@ -50,7 +57,7 @@ import json
 import math
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +72,7 @@ from factcheck.plugins.hookspecs import hookimpl
 from factcheck.text import split_sentences
 from factcheck.types import Assessment, Claim, Evidence
 from factcheck.usage import record_call
+from factcheck.verifiers.about import claim_parts
 from factcheck.verifiers.base import Verifier
 from factcheck.verifiers.lexical import content_stems
 
@@ -72,7 +80,7 @@ SHIPPED_MODEL = Path(__file__).resolve().parent.parent / "data" / "nli"
 LABELS = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
 SUPPORTS, REFUTES, NEI = range(3)
 MODEL_FILES = ("model.onnx", "tokenizer.json", "nli.json")
-READING_FORMAT = "units-1"  # bump when what the model reads of the evidence changes
+READING_FORMAT = "units-2"  # bump when what the model reads of the evidence changes
 MIN_CONFIDENCE = 0.05
 COMPARABLE_COUNTER = 0.75  # the other side weighs at least this share of the verdict's: a comparable counter
 WEAK_CAP = 0.45  # the most confidence a verdict with a comparable counter keeps: weak (factcheck.types.strength)
@@ -177,6 +185,23 @@ def _below(value: float, limit: float) -> str:
 
 
 NO_PASSAGE = "no passage in the corpus addresses this claim"
+UNDECIDED = "the evidence on this topic does not say"
+CONFLICTING = "the evidence conflicts"
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The decision rule's thresholds (:meth:`NLIVerifier.rule`), on calibrated probabilities."""
+
+    support_threshold: float  # a TRUE needs a sentence about the claim supporting it with at least this
+    refute_threshold: float  # a FALSE needs one refuting it with at least this
+    conflict: float  # the other side reaching this, about the claim too: conflicting, UNVERIFIED
+    agree: float  # a second sentence reaching this on the same side makes a verdict strong
+    margin: float  # a verdict closer than this to its threshold is at most weak
+
+
+# Where a model records no fitted rule (nli.json's ``decision``): the stronger side of a sentence about the claim.
+DEFAULT_THRESHOLDS = Thresholds(0.5, 0.5, 0.5, 0.5, 0.05)
 
 
 @dataclass(frozen=True)
@@ -214,6 +239,8 @@ class Reading:
     evidence: tuple[Evidence, ...] = ()
     coverage: float = 1.0  # the largest share of the claim's content words that one passage holds
     shared: int = 0  # the largest number of the claim's content words that one passage holds
+    claim: str = ""  # the claim read; "" asks nothing of a unit's aboutness (a reading made by hand)
+    about: bool = True  # whether a unit that decides must be about the claim (NLIVerifier's ``about``)
 
     @property
     def similarities(self) -> np.ndarray:
@@ -245,10 +272,47 @@ class Reading:
             return Balance(True, support, s, r, refute)
         return Balance(False, refute, r, s, support)
 
-    def deciding_first(self, index: int) -> tuple[Evidence, ...]:
-        """The evidence passages with the one holding unit ``index`` first, the rest in retrieved order."""
-        item = self.units[index].item
-        return (item, *(e for e in self.evidence if e is not item))
+    def deciding_first(self, *indices: int) -> tuple[Evidence, ...]:
+        """The evidence passages with the ones holding units ``indices`` first, the rest in retrieved order."""
+        first = list(dict.fromkeys(id(self.units[i].item) for i in indices))
+        items = {id(self.units[i].item): self.units[i].item for i in indices}
+        return (*(items[k] for k in first), *(e for e in self.evidence if id(e) not in items))
+
+    def missing(self, index: int) -> str | None:
+        """What unit ``index`` lacks to be about the claim, not only its topic (:mod:`.about`), or None; None for
+        a reading that asks nothing of it (no claim recorded, or ``about`` off)."""
+        if not self.claim or not self.about:
+            return None
+        unit = self.units[index]
+        return claim_parts(self.claim).missing(titled(unit.item, unit.text))
+
+    def side(self, label: int, min_similarity: float, agree: float) -> Side:
+        """The surest unit of one side (SUPPORTS or REFUTES) among the units on topic and about the claim,
+        and how many distinct sentences about it reach ``agree`` on that side (windows repeat a sentence and
+        are not counted); also the surest unit on topic whatever it is about, for the reason of an abstention."""
+        on_topic = self.on_topic(min_similarity)
+        about = np.array([bool(on_topic[i]) and self.missing(i) is None for i in range(len(self.units))], dtype=bool)
+        p = self.probs[:, label]
+        topical = int(np.where(on_topic, p, -1.0).argmax()) if on_topic.any() else -1
+        if not about.any():
+            return Side(label, -1, 0.0, 0, topical)
+        best = int(np.where(about, p, -1.0).argmax())
+        agreeing = {self.units[i].text for i in range(len(self.units)) if about[i] and not self.units[i].window}
+        count = sum(1 for text in agreeing if any(u.text == text and p[i] >= agree for i, u in enumerate(self.units)))
+        return Side(label, best, float(p[best]), count, topical)
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of the evidence (SUPPORTS or REFUTES): its surest unit about the claim (``index``, -1 when no
+    unit on topic is about the claim) and that unit's probability ``p``; ``agreeing``, the distinct sentences
+    about the claim that reach the agreement level; ``topical``, the surest unit on topic of any aboutness."""
+
+    label: int
+    index: int
+    p: float
+    agreeing: int
+    topical: int
 
 
 def passage_units(sentences: Sequence[str]) -> list[tuple[str, str, str | None]]:
@@ -305,7 +369,10 @@ class NLIVerifier(Verifier):
     ``windows`` two-sentence windows around the closest; ``calibrated``
     (confidence from the model's calibration, else the bare probability) and
     ``calibration`` (the weight of the deciding probability, in place of the model's);
-    ``batch_size``, ``threads`` (onnxruntime intra-op threads; 0: its default).
+    ``batch_size``, ``threads`` (onnxruntime intra-op threads; 0: its default). The decision rule
+    (:meth:`rule`): ``support_threshold``, ``refute_threshold``, ``conflict``, ``agree`` and ``margin`` (None:
+    the model's fitted rule, nli.json's ``decision``), and ``about`` (a deciding sentence must name the claim's
+    subject and relation; false reads any sentence on topic, as before issue 39).
     """
 
     name = "nli"
@@ -324,6 +391,13 @@ class NLIVerifier(Verifier):
     windows: int = setting(3, minimum=0, zero="no windows")
     calibrated: bool = True
     calibration: float | None = setting(None, minimum=0, min_open=True)  # the probability's weight; None: nli.json's
+    # The decision rule (issue 39); None: the model's fitted rule (nli.json's ``decision``, scripts/fit_risk.py).
+    support_threshold: float | None = setting(None, minimum=0, maximum=1)
+    refute_threshold: float | None = setting(None, minimum=0, maximum=1)
+    conflict: float | None = setting(None, minimum=0, maximum=1)
+    agree: float | None = setting(None, minimum=0, maximum=1)
+    margin: float | None = setting(None, minimum=0, maximum=1)
+    about: bool = True  # the deciding sentence must name the claim's subject and relation (verifiers/about.py)
     # Pair by pair: no padding, and no batch-mate moves a probability (int8 scales per batch).
     batch_size: int = setting(1, minimum=1)
     threads: int = setting(0, minimum=0, zero="onnxruntime's default")
@@ -338,9 +412,11 @@ class NLIVerifier(Verifier):
         return Path(self.model).expanduser() if self.model else SHIPPED_MODEL
 
     def cache_version(self) -> str:
-        """The model's and the encoder's digests and the reading's format: a retrained model, another encoder
-        or another way of reading never reuses the old judgments."""
-        return f"{model_digest(self.model_folder)}-{embedder_digest()[:16]}-{READING_FORMAT}"
+        """The model's and the encoder's digests, the reading's format and the fitted decision rule: a retrained
+        model, another encoder, another way of reading or a refitted rule never reuses the old judgments."""
+        rule = json.dumps(model_config(self.model_folder).get("decision"), sort_keys=True)
+        rule_digest = hashlib.sha256(rule.encode()).hexdigest()[:12]
+        return f"{model_digest(self.model_folder)}-{embedder_digest()[:16]}-{READING_FORMAT}-{rule_digest}"
 
     async def prepare(self) -> None:
         """Load the models once, before the first claim, so a broken install is reported once, clearly."""
@@ -389,25 +465,26 @@ class NLIVerifier(Verifier):
         probs = model.probabilities([(claim.text, unit.text) for unit in units], self.batch_size)
         record_call("nli:pairs", len(units))
         share, shared = word_overlap(claim.text, evidence)
-        return Reading(tuple(units), probs, tuple(evidence), share, shared)
+        return Reading(tuple(units), probs, tuple(evidence), share, shared, claim.text)
 
-    def confidence(self, balance: Balance, p: float) -> float:
+    def confidence(self, balance: Balance, p: float, *, sure: bool = True) -> float:
         """How sure the verdict is: the chance that it is right, ``P = sigmoid(weight * p)`` of the deciding
         probability ``p``, read as how far that stands from a coin toss, ``2P - 1``; ``weight`` is the model's
         calibration (nli.json's ``confidence``, fitted on held-out claims) or the ``calibration`` option. No
         constant term: the share of true claims in the claims it was fitted on does not leak into every
         verdict. A verdict with a comparable counter-sentence (the other side weighs at least
-        ``comparable_counter`` of it) is at most weak (:data:`WEAK_CAP`), however sure its own sentence is.
+        ``comparable_counter`` of it), or not ``sure`` (one sentence alone, or close to its threshold), is at
+        most weak (:data:`WEAK_CAP`), however sure its own sentence is.
         Without a calibration, or with ``calibrated = false``, ``p`` itself. At least 0.05, so that the claim's
         score stays on its verdict's side of 0.5."""
         if not self.calibrated:
-            return p
+            return p if sure else min(p, WEAK_CAP)
         fitted = model_config(self.model_folder).get("confidence") or {}
         weight = self.calibration if self.calibration is not None else fitted.get("probability")
         if weight is None:
-            return p
+            return p if sure else min(p, WEAK_CAP)
         confidence = 2 * _sigmoid(weight * p) - 1
-        if balance.counter >= fitted.get("comparable_counter", COMPARABLE_COUNTER) * balance.strength:
+        if not sure or balance.counter >= fitted.get("comparable_counter", COMPARABLE_COUNTER) * balance.strength:
             confidence = min(confidence, WEAK_CAP)
         return min(1.0, max(MIN_CONFIDENCE, confidence))
 
@@ -446,24 +523,99 @@ class NLIVerifier(Verifier):
                 f"(relevance {_below(relevance, min_relevance)} < {min_relevance:g}; "
                 f"best P(supports) {best[SUPPORTS]:.2f}, P(refutes) {best[REFUTES]:.2f})",
             )
+        return self.rule(reading if self.about else replace(reading, about=False), min_similarity)
+
+    def thresholds(self) -> Thresholds:
+        """The decision rule's thresholds: the options where set, else the model's (nli.json's ``decision``,
+        fitted by ``scripts/fit_risk.py``), else :data:`DEFAULT_THRESHOLDS`."""
+        fitted = model_config(self.model_folder).get("decision") or {}
+        values = {name: getattr(self, name) for name in Thresholds.__dataclass_fields__}
+        return Thresholds(
+            **{
+                name: float(value if value is not None else fitted.get(name, getattr(DEFAULT_THRESHOLDS, name)))
+                for name, value in values.items()
+            }
+        )
+
+    def rule(self, reading: Reading, min_similarity: float) -> Assessment:
+        """The decision rule (issue 39: a FALSE must be earned). A claim is TRUE (FALSE) only when a sentence
+        on topic that names the claim's subject and relation (:mod:`factcheck.verifiers.about`) supports
+        (refutes) it with a probability of at least ``support_threshold`` (``refute_threshold``), thresholds
+        fitted on a calibration split by conformal risk control so that the rate of false accusations (and of
+        accepted myths) stays bounded (``docs/evidence.md``), and no sentence about the claim reaches
+        ``conflict`` on the other side: then the evidence conflicts and the claim is UNVERIFIED, both sentences
+        shown. Otherwise UNVERIFIED: the evidence on this topic does not say. A verdict is strong only when a
+        second sentence about the claim agrees (at least ``agree``) and its probability clears its threshold
+        by ``margin``; else at most weak."""
+        t = self.thresholds()
+        support = reading.side(SUPPORTS, min_similarity, t.agree)
+        refute = reading.side(REFUTES, min_similarity, t.agree)
+        passes = {
+            SUPPORTS: support.index >= 0 and support.p >= t.support_threshold,
+            REFUTES: refute.index >= 0 and refute.p >= t.refute_threshold,
+        }
+        if (passes[SUPPORTS] and refute.p >= t.conflict) or (passes[REFUTES] and support.p >= t.conflict):
+            return Assessment(
+                None,
+                0.0,
+                f"{CONFLICTING}: {self._cite(reading, support)}; but {self._cite(reading, refute)}",
+                evidence=reading.deciding_first(support.index, refute.index),
+            )
+        if not (passes[SUPPORTS] or passes[REFUTES]):
+            return Assessment(None, 0.0, self._undecided(reading, support, refute, t))
+        side, other = (support, refute) if passes[SUPPORTS] else (refute, support)
+        threshold = t.support_threshold if side.label == SUPPORTS else t.refute_threshold
+        rationale = self._cite(reading, side)
+        if other.index >= 0 and other.p >= 0.3:
+            rationale += f"; the strongest {'refutation' if side.label == SUPPORTS else 'support'} has p={other.p:.2f}"
+        aside = other.topical
+        if aside >= 0 and aside != other.index and (p_aside := float(reading.probs[aside, other.label])) >= 0.3:
+            verb = "refutes" if side.label == SUPPORTS else "supports"
+            quoted = _quote(reading.units[aside].text, 120)
+            rationale += (
+                f"; set aside: a sentence on its topic that {verb} it (p={p_aside:.2f}) does not name "
+                f'{reading.missing(aside)}: "{quoted}"'
+            )
+        sure = side.agreeing >= 2 and side.p >= threshold + t.margin
+        if side.agreeing < 2:
+            rationale += "; no second sentence agrees, so the verdict is at most weak"
         balance = reading.weigh(min_similarity)
-        unit = reading.units[balance.index]
-        label = SUPPORTS if balance.verdict else REFUTES
-        p = float(reading.probs[balance.index, label])
-        rationale = (
-            f"{LABELS[label]} (p={p:.2f}, similarity {unit.similarity:.2f}) by "
+        return Assessment(
+            side.label == SUPPORTS,
+            round(self.confidence(balance, side.p, sure=sure), 4),
+            rationale,
+            evidence=reading.deciding_first(side.index),
+            signals=signals(reading.probs[side.index], side.label, balance),
+        )
+
+    @staticmethod
+    def _cite(reading: Reading, side: Side) -> str:
+        unit = reading.units[side.index]
+        return (
+            f"{LABELS[side.label]} (p={side.p:.2f}, similarity {unit.similarity:.2f}) by "
             f'({unit.item.title or unit.item.source}): "{_quote(unit.text)}"'
         )
-        other = float(reading.probs[balance.counter_index, REFUTES if balance.verdict else SUPPORTS])
-        if other >= 0.3 and balance.counter > 0:
-            rationale += f"; the strongest {'refutation' if balance.verdict else 'support'} has p={other:.2f}"
-        confidence = self.confidence(balance, p)
-        return Assessment(
-            balance.verdict,
-            round(confidence, 4),
-            rationale,
-            evidence=reading.deciding_first(balance.index),
-            signals=signals(reading.probs[balance.index], label, balance),
+
+    @staticmethod
+    def _undecided(reading: Reading, support: Side, refute: Side, t: Thresholds) -> str:
+        """Why no verdict: the surest sentence about the claim is not sure enough, or the sentence that would
+        have decided names the claim's topic but not what it says."""
+        for side, threshold in ((refute, t.refute_threshold), (support, t.support_threshold)):
+            topical = side.topical
+            if topical >= 0 and topical != side.index and float(reading.probs[topical, side.label]) >= threshold:
+                return (
+                    f"{UNDECIDED}: the sentence that would decide ({LABELS[side.label]}, "
+                    f"p={reading.probs[topical, side.label]:.2f}) is on its topic but does not name "
+                    f'{reading.missing(topical)}: "{_quote(reading.units[topical].text)}"'
+                )
+        best = max((support, refute), key=lambda s: s.p)
+        if best.index < 0:
+            return f"{UNDECIDED}: no sentence on its topic names its subject and what the claim says of it"
+        needed = t.support_threshold if best.label == SUPPORTS else t.refute_threshold
+        verb = "supports" if best.label == SUPPORTS else "refutes"
+        return (
+            f"{UNDECIDED}: the surest sentence about it {verb} it with p={_below(best.p, needed)}, "
+            f'below the {needed:g} a verdict needs: "{_quote(reading.units[best.index].text)}"'
         )
 
     def assess(self, claim: Claim, evidence: Sequence[Evidence]) -> Assessment:
