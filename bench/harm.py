@@ -21,11 +21,11 @@ Sets (``--sets``, comma list):
 - ``general``: held-out VitaminC and Fool Me Twice claims outside biomedicine: the share left UNVERIFIED.
 
 ``--deliberation lase`` (or ``ecmr``) runs the same checks with that policy at its defaults, and adds its agent
-calls per claim. ``--plot FILE`` draws the risk-coverage curve of each set's verdicts (answering only the
-surest, by the claim's score) as a PNG. ``--out DIR`` keeps each set's records (``DIR/SET.jsonl``); a rerun with
-the same settings reads them instead of checking again.
+calls per claim. ``--out DIR`` keeps each set's records (``DIR/SET-POLICY.jsonl``, as ``factcheck eval`` records
+checks, so ``factcheck calibrate`` reads them); a rerun finding the same claims there reads them instead of
+checking again. The risk-coverage picture of ``docs/harm.md`` is drawn by ``scripts/fit_risk.py --plot``.
 
-    python bench/harm.py [--sets probe-held-out,scifact-dev] [--deliberation lase] [--plot docs/img/harm.png]
+    python bench/harm.py [--sets probe-held-out,scifact-dev] [--deliberation lase] [--out build/harm]
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from tune_relevance import scifact_dev  # noqa: E402
 
 from factcheck import Claim, Label, TextVerdict  # noqa: E402
 from factcheck.build import build_checker  # noqa: E402
-from factcheck.eval.harm import HarmFigures, Outcome, harm_figures, risk_coverage  # noqa: E402
+from factcheck.eval.harm import HarmFigures, Outcome, harm_figures  # noqa: E402
 from factcheck.paths import shared_data_dir  # noqa: E402
 from factcheck.verifiers.nli import SHIPPED_MODEL  # noqa: E402
 
@@ -155,38 +155,6 @@ def table(results: dict[str, tuple[HarmFigures | None, list[dict[str, Any]]]], d
         print(f"| {name} | {len(rows)} | " + " | ".join(cells) + f" | {unverified:.1%} | {median:.0f} | {calls:.2f} |")
 
 
-def plot(results: dict[str, tuple[HarmFigures | None, list[dict[str, Any]]]], path: Path) -> None:
-    """The risk-coverage curve of each gold set: answering only the claims whose score is furthest from 0.5."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(figsize=(6.4, 4.2))
-    for name, (figures, rows) in results.items():
-        if figures is None:
-            continue
-        answered = []
-        for row in rows:
-            claim = row["claims"][0]
-            if claim["label"] in ("TRUE", "FALSE"):
-                answered.append((row["gold"] == "TRUE", claim["label"] == "TRUE", abs(2 * claim["score"] - 1)))
-        points = risk_coverage(answered, len(rows))
-        if points:
-            axes.step([0.0, *(c for c, _ in points)], [points[0][1], *(r for _, r in points)], where="post", label=name)
-    axes.set_xlabel("coverage (share of claims given TRUE or FALSE)")
-    axes.set_ylabel("risk (share of those verdicts wrong)")
-    axes.set_xlim(0, 1)
-    axes.set_ylim(0, 0.6)
-    axes.grid(alpha=0.3)
-    axes.legend(fontsize=8)
-    axes.set_title("Offline default: risk against coverage, surest verdicts first")
-    figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=110)
-    print(f"\nwrote {path}")
-
-
 def main(args: argparse.Namespace) -> None:
     data = args.data or shared_data_dir()
     if data is None or not (data / "scifact").is_dir():
@@ -198,8 +166,6 @@ def main(args: argparse.Namespace) -> None:
         gold = [r for r in rows if r["gold"] is not None]
         results[name] = (harm_figures(map(outcome, gold)) if gold else None, rows)
     table(results, args.deliberation)
-    if args.plot:
-        plot(results, args.plot)
 
 
 if __name__ == "__main__":
@@ -209,5 +175,4 @@ if __name__ == "__main__":
     parser.add_argument("--data", type=Path, default=None, help="the shared data folder (default: ../shared/data)")
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--out", type=Path, default=None, help="keep each set's records here, and reuse them")
-    parser.add_argument("--plot", type=Path, default=None, help="write the risk-coverage curves to this PNG")
     main(parser.parse_args())

@@ -499,7 +499,7 @@ def test_output_files_respect_the_umask(tmp_path: Path) -> None:
 def test_one_claim_is_singular() -> None:
     code, output = run("check", "Statins lower LDL cholesterol.")
     assert code == 0, output
-    assert "1 claim ·" in output and "1 claims" not in output
+    assert "of 1 claim verified ·" in output and "1 claims" not in output
 
 
 SHIPPED = "SciFact abstracts (5,183 biomedical research abstracts)"

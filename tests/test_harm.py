@@ -101,6 +101,14 @@ def test_a_sentence_is_about_a_claim_when_it_names_its_subject_and_what_it_says(
     assert (missing is None) is about, missing
 
 
+def test_an_antecedent_may_name_the_subject_but_the_sentence_must_say_the_relation() -> None:
+    parts = claim_parts("The Eiffel Tower is in Paris.")
+    in_context = "The Eiffel Tower is a lattice tower in Paris. It was completed in 1889."
+    assert parts.missing(in_context) is None  # read whole, the antecedent says Paris
+    assert parts.missing(in_context, own="It was completed in 1889.") is not None  # the sentence does not
+    assert parts.missing("The tower stands in Paris.", own="It stands in Paris.") is None
+
+
 def test_what_a_sentence_lacks_is_said_in_the_claims_own_words() -> None:
     missing = claim_parts("Insulin is produced by the liver.").missing("The pancreas secretes glucagon.")
     assert missing == "the claim's subject (Insulin)"

@@ -16,7 +16,7 @@ import pytest
 
 from factcheck import Claim, ConfigError, Evidence
 from factcheck.text import split_sentences
-from factcheck.types import strength
+from factcheck.types import Assessment, strength
 from factcheck.verifiers.nli import (
     CONFLICTING,
     LABELS,
@@ -482,3 +482,18 @@ def test_a_sentence_that_refers_back_is_told_from_one_that_stands_alone(sentence
     from factcheck.extractors.decontext import needs_antecedent
 
     assert needs_antecedent(sentence) is needs
+
+
+def test_no_rounding_turns_a_true_into_a_false() -> None:
+    # A sure sentence supports; a two-sentence window refutes. A window alone makes no conflict, but one within
+    # `margin` of its own threshold does: a few thousandths more and it would pass, so neither verdict stands.
+    passage = Evidence("corpus", "s. t.", title="doc")
+    units = (Unit(passage, "s", 0.9), Unit(passage, "s t", 0.9, window=True))
+
+    def decided(refutes: float) -> Assessment:
+        probs = np.array([[0.8, 0.1, 0.1], [0.05, refutes, 0.95 - refutes]])
+        return NLIVerifier(min_relevance=0.5, **RULE).decide(Reading(units, probs, (passage,)))
+
+    near = decided(0.58)  # the refute threshold is 0.6, the margin 0.05
+    assert near.factuality is None and near.rationale.startswith(CONFLICTING)
+    assert decided(0.5).factuality is True

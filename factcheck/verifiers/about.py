@@ -40,12 +40,15 @@ class ClaimParts:
     at_least: int = 1  # how many of the relation's stems a sentence must hold (2 where the parse found no verb)
     arguments: frozenset[str] = frozenset()  # the relation's own nouns and modifiers, generic ones left out
 
-    def missing(self, text: str) -> str | None:
+    def missing(self, text: str, own: str | None = None) -> str | None:
         """What ``text`` lacks to be about the claim ("the claim's subject (Insulin)"), or None when it names the
-        subject and something of the relation."""
+        subject and something of the relation. ``own`` is what the sentence itself says where ``text`` reads it
+        after its antecedent: the antecedent may name the subject ("It" is the tower), not the relation."""
         stems = content_stems(text)
         if self.subject and not self.subject & stems:
             return f"the claim's subject ({self.subject_words})"
+        if own is not None:
+            stems = content_stems(own)
         if self.arguments:
             if not self.arguments & stems:
                 return f"what the claim says of its subject ({self.relation_words})"

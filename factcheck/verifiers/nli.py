@@ -42,8 +42,9 @@ How a claim is decided (issue 26; ``docs/evidence.md``):
    (``nli.json``'s ``confidence``, fitted on held-out claims) of the deciding probability. A verdict is
    strong only when a second sentence about the claim agrees (``agree``) and its probability clears its
    threshold by ``margin``; one sentence alone, however sure, is at most weak. Between the two labels
-   stands the conflict rule, so a rounding of the model's probabilities can move a verdict to UNVERIFIED,
-   never from TRUE to FALSE.
+   stands the conflict rule (the other side below ``conflict`` in every sentence, and below its own
+   threshold by ``margin`` in every unit), so a rounding of the model's probabilities can move a verdict to
+   UNVERIFIED, never from TRUE to FALSE.
 
 Evidence is only classified, never followed as instructions: text in a page
 can change what the model reads, not what it is asked.
@@ -215,6 +216,7 @@ class Unit:
     text: str
     similarity: float = 1.0
     window: bool = False
+    own: str = ""  # what the unit itself says, its antecedent left out ("": all of ``text``)
 
 
 @dataclass(frozen=True)
@@ -284,7 +286,8 @@ class Reading:
         if not self.claim or not self.about:
             return None
         unit = self.units[index]
-        return claim_parts(self.claim).missing(titled(unit.item, unit.text))
+        own = titled(unit.item, unit.own) if unit.own else None
+        return claim_parts(self.claim).missing(titled(unit.item, unit.text), own)
 
     def side(self, label: int, min_similarity: float, agree: float) -> Side:
         """The surest unit of one side (SUPPORTS or REFUTES) among the units on topic and about the claim,
@@ -297,22 +300,27 @@ class Reading:
         if not about.any():
             return Side(label, -1, 0.0, 0, topical)
         best = int(np.where(about, p, -1.0).argmax())
-        agreeing = {self.units[i].text for i in range(len(self.units)) if about[i] and not self.units[i].window}
+        sentences = about & np.array([not unit.window for unit in self.units], dtype=bool)
+        said = int(np.where(sentences, p, -1.0).argmax()) if sentences.any() else -1
+        agreeing = {self.units[i].text for i in range(len(self.units)) if sentences[i]}
         count = sum(1 for text in agreeing if any(u.text == text and p[i] >= agree for i, u in enumerate(self.units)))
-        return Side(label, best, float(p[best]), count, topical)
+        return Side(label, best, float(p[best]), count, topical, said, float(p[said]) if said >= 0 else 0.0)
 
 
 @dataclass(frozen=True)
 class Side:
     """One side of the evidence (SUPPORTS or REFUTES): its surest unit about the claim (``index``, -1 when no
     unit on topic is about the claim) and that unit's probability ``p``; ``agreeing``, the distinct sentences
-    about the claim that reach the agreement level; ``topical``, the surest unit on topic of any aboutness."""
+    about the claim that reach the agreement level; ``topical``, the surest unit on topic of any aboutness;
+    ``said`` and ``stated``, the surest sentence about the claim (windows left out) and its probability."""
 
     label: int
     index: int
     p: float
     agreeing: int
     topical: int
+    said: int = -1  # the surest sentence about the claim, windows left out: what a conflict needs
+    stated: float = 0.0  # its probability
 
 
 def passage_units(sentences: Sequence[str]) -> list[tuple[str, str, str | None]]:
@@ -446,10 +454,18 @@ class NLIVerifier(Verifier):
             claim.text, [titled(r[0], text) for r, text in zip(ranked, texts, strict=True)]
         )
         order = [int(i) for i in np.argsort(-similarities, kind="stable")]
-        units = [Unit(ranked[i][0], texts[i], float(similarities[i])) for i in order[: self.read_sentences]]
+        units = [
+            Unit(ranked[i][0], texts[i], float(similarities[i]), own=ranked[i][1]) for i in order[: self.read_sentences]
+        ]
         # A window is as close to the claim as its closer sentence: no second pass of the encoder.
         windows = [
-            Unit(ranked[i][0], f"{texts[i]} {ranked[i][3]}", float(max(similarities[i], similarities[i + 1])), True)
+            Unit(
+                ranked[i][0],
+                f"{texts[i]} {ranked[i][3]}",
+                float(max(similarities[i], similarities[i + 1])),
+                True,
+                f"{ranked[i][1]} {ranked[i][3]}",
+            )
             for i in order[: self.windows]
             if ranked[i][3] is not None and i + 1 < len(ranked)
         ]
@@ -542,11 +558,11 @@ class NLIVerifier(Verifier):
         on topic that names the claim's subject and relation (:mod:`factcheck.verifiers.about`) supports
         (refutes) it with a probability of at least ``support_threshold`` (``refute_threshold``), thresholds
         fitted on a calibration split by conformal risk control so that the rate of false accusations (and of
-        accepted myths) stays bounded (``docs/evidence.md``), and no sentence about the claim reaches
-        ``conflict`` on the other side: then the evidence conflicts and the claim is UNVERIFIED, both sentences
-        shown. Otherwise UNVERIFIED: the evidence on this topic does not say. A verdict is strong only when a
-        second sentence about the claim agrees (at least ``agree``) and its probability clears its threshold
-        by ``margin``; else at most weak."""
+        accepted myths) stays bounded (``docs/harm.md``), and no sentence about the claim (a sentence, not a
+        two-sentence window) reaches ``conflict`` on the other side: then the evidence conflicts and the claim
+        is UNVERIFIED, both sentences shown. Otherwise UNVERIFIED: the evidence on this topic does not say. A
+        verdict is strong only when a second sentence about the claim agrees (at least ``agree``) and its
+        probability clears its threshold by ``margin``; else at most weak."""
         t = self.thresholds()
         support = reading.side(SUPPORTS, min_similarity, t.agree)
         refute = reading.side(REFUTES, min_similarity, t.agree)
@@ -554,13 +570,20 @@ class NLIVerifier(Verifier):
             SUPPORTS: support.index >= 0 and support.p >= t.support_threshold,
             REFUTES: refute.index >= 0 and refute.p >= t.refute_threshold,
         }
-        if (passes[SUPPORTS] and refute.p >= t.conflict) or (passes[REFUTES] and support.p >= t.conflict):
-            return Assessment(
-                None,
-                0.0,
-                f"{CONFLICTING}: {self._cite(reading, support)}; but {self._cite(reading, refute)}",
-                evidence=reading.deciding_first(support.index, refute.index),
-            )
+        # Counter-evidence is a sentence that says the opposite: a window of two sentences, read to catch a
+        # claim two sentences settle together, does not make a conflict on its own, unless it comes within
+        # ``margin`` of a verdict itself (so no rounding turns a TRUE into a FALSE without passing UNVERIFIED).
+        needed = {SUPPORTS: t.support_threshold, REFUTES: t.refute_threshold}
+        for side, other in ((support, refute), (refute, support)):
+            near = other.index >= 0 and other.p >= needed[other.label] - t.margin
+            if passes[side.label] and (other.stated >= t.conflict or near):
+                return Assessment(
+                    None,
+                    0.0,
+                    f"{CONFLICTING}: {self._cite(reading, side, side.index)}; but "
+                    f"{self._cite(reading, other, other.said)}",
+                    evidence=reading.deciding_first(side.index, other.said),
+                )
         if not (passes[SUPPORTS] or passes[REFUTES]):
             return Assessment(None, 0.0, self._undecided(reading, support, refute, t))
         side, other = (support, refute) if passes[SUPPORTS] else (refute, support)
@@ -589,10 +612,12 @@ class NLIVerifier(Verifier):
         )
 
     @staticmethod
-    def _cite(reading: Reading, side: Side) -> str:
-        unit = reading.units[side.index]
+    def _cite(reading: Reading, side: Side, index: int | None = None) -> str:
+        """Unit ``index`` (default: the side's surest) as read for ``side``: label, p, similarity and quote."""
+        index = side.index if index is None else index
+        unit = reading.units[index]
         return (
-            f"{LABELS[side.label]} (p={side.p:.2f}, similarity {unit.similarity:.2f}) by "
+            f"{LABELS[side.label]} (p={reading.probs[index, side.label]:.2f}, similarity {unit.similarity:.2f}) by "
             f'({unit.item.title or unit.item.source}): "{_quote(unit.text)}"'
         )
 
