@@ -496,4 +496,5 @@ def test_no_rounding_turns_a_true_into_a_false() -> None:
 
     near = decided(0.58)  # the refute threshold is 0.6, the margin 0.05
     assert near.factuality is None and near.rationale.startswith(CONFLICTING)
+    assert near.rationale.endswith('REFUTES (p=0.58, similarity 0.90) by (doc): "s t"')  # the window is cited
     assert decided(0.5).factuality is True

@@ -4,6 +4,7 @@ serving recorded API answers (tests/data/mediawiki), judged by the shipped ``nli
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -56,7 +57,13 @@ def test_a_claim_the_lead_section_states_is_true_with_one_request_per_claim(serv
     assert judgment["agent"] == "wikipedia" and judgment["error"] is None
     assert judgment["evidence"][0]["title"] == "Eiffel Tower"
     assert judgment["evidence"][0]["url"] == "https://en.wikipedia.org/wiki/Eiffel_Tower"
-    assert judgment["factuality"] is True and claim["label"] == "TRUE"
+    # The lead's first sentence supports it (p 0.95). Since issue 39 a verdict also needs no sentence about the
+    # claim against it, and today's model reads the lead's "the tallest structure in Paris" as refuting it
+    # (0.79): conflicting evidence, UNVERIFIED with both shown, never FALSE (docs/harm.md).
+    assert re.search(
+        r'SUPPORTS \(p=0\.9\d, similarity 0\.\d\d\) by \(Eiffel Tower\): "The Eiffel Tower', judgment["rationale"]
+    )
+    assert claim["label"] in ("TRUE", "UNVERIFIED") and judgment["factuality"] is not False
     [request] = server.calls(API)  # the request contract: one generator=search request with the extracts
     query = params(request)
     assert query["generator"] == "search" and query["prop"] == "extracts|info|revisions"

@@ -577,12 +577,12 @@ class NLIVerifier(Verifier):
         for side, other in ((support, refute), (refute, support)):
             near = other.index >= 0 and other.p >= needed[other.label] - t.margin
             if passes[side.label] and (other.stated >= t.conflict or near):
+                against = other.said if other.stated >= t.conflict else other.index
                 return Assessment(
                     None,
                     0.0,
-                    f"{CONFLICTING}: {self._cite(reading, side, side.index)}; but "
-                    f"{self._cite(reading, other, other.said)}",
-                    evidence=reading.deciding_first(side.index, other.said),
+                    f"{CONFLICTING}: {self._cite(reading, side)}; but {self._cite(reading, other, against)}",
+                    evidence=reading.deciding_first(side.index, against),
                 )
         if not (passes[SUPPORTS] or passes[REFUTES]):
             return Assessment(None, 0.0, self._undecided(reading, support, refute, t))
