@@ -377,11 +377,17 @@ class Floor:
         theirs, it is at least as sure as the surest of them (``overturn = "surer"``). For roles that re-read
         with the agents' own verifiers (:attr:`Roles.same_reader`), it must also rest on a passage the leader
         did not read in the first round (:meth:`rests_on_new_evidence`): re-reading what it read, the same
-        reader could only repeat its reading, and more surely."""
+        reader could only repeat its reading, and more surely; and it never gives a verdict where every
+        judgment it would replace abstained."""
         if judgment.abstained:
             return False  # a ruling that found nothing keeps what it would replace
         if self.roles.same_reader and not self.rests_on_new_evidence(judgment, self.leader):
             return False  # the same reader on the same passage: neither surer nor the other way
+        if self.roles.same_reader and all(j.abstained for j in standing):
+            # Read deeper, the offline roles' new verdicts on a claim the first round could not answer were wrong
+            # more often than right where they said FALSE (issue 39, docs/deliberation.md): the rule's
+            # thresholds hold for the first round's evidence, not for three times as much.
+            return False
         against = [j.confidence for j in standing if not j.abstained and j.factuality != judgment.factuality]
         return self.policy.overturn == "always" or not against or judgment.confidence >= max(against)
 
@@ -400,9 +406,12 @@ class Floor:
 
     def _apply(self, step: DeliberationStep) -> DeliberationStep:
         judgment = step.judgment
-        if judgment is not None and step.error is None and (step.action == "arbitrate" or step.replaces):
+        # The leader's own source read deeper (verify, when no agent is left to ask) rules over what is held, as
+        # a decision-maker does: not an independent agent's first answer.
+        deeper = step.action == "verify" and judgment is not None and judgment.agent == f"{self.leader}:verify"
+        if judgment is not None and step.error is None and (step.action == "arbitrate" or step.replaces or deeper):
             replaced = [self.held[str(step.replaces)]] if step.replaces in self.held else []
-            standing = list(self.held.values()) if step.action == "arbitrate" else replaced
+            standing = list(self.held.values()) if step.action == "arbitrate" or deeper else replaced
             if not self.overturns(judgment, standing):
                 step = replace(step, applied=False)
         self.steps.append(step)
