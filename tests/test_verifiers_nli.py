@@ -127,7 +127,7 @@ def test_unrelated_evidence_abstains_saying_no_passage_addresses_the_claim() -> 
     assert result.factuality is None and result.confidence == 0.0
     assert result.rationale.startswith(NO_PASSAGE) and "0% of its content words" in result.rationale
     gate_off = {"min_relevance": 0.0, "min_coverage": 0.0, "min_similarity": -1.0, "about": False}
-    gate_off.update(support_threshold=0.0, refute_threshold=0.0, conflict=1.0)
+    gate_off.update(support_threshold=0.0, refute_threshold=1.0, conflict=1.0)  # any support at all decides
     assert judge(claim, unrelated, **gate_off).factuality is not None  # the gate abstained
     assert judge(claim).factuality is None
 
