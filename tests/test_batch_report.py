@@ -150,3 +150,20 @@ def test_report_shows_each_claims_time_its_passages_dates_marks_and_notes_as_tex
     assert "(dated 2014-05-01)" in page and "(dated 2024-03-01)" in page
     assert "of another time: dated 2024-03-01, more than a year after &lt;script&gt;" in page
     assert "note: of another time &lt;script&gt;" in page and "<script>alert" not in page
+
+
+def test_the_label_cell_says_how_many_claims_it_stands_on_and_when_it_is_weak() -> None:
+    from factcheck.batch.html import document_row
+
+    sure, unknown = Claim("c1", "Smoking causes lung cancer."), Claim("c2", "Vaccines cause autism.")
+    verdict = TextVerdict(
+        text="Smoking causes lung cancer. Vaccines cause autism.",
+        claims=(
+            ClaimVerdict(sure, (Judgment("corpus", True, 0.9),), 0.95, Label.TRUE),
+            ClaimVerdict(unknown, (Judgment("corpus", None),), None, Label.UNVERIFIED),
+        ),
+        score=0.95,
+        label=Label.TRUE,
+    )
+    row = document_row({"id": "doc", **verdict.to_dict()})
+    assert "TRUE, weak<br><small>1 of 2 claims verified</small>" in row

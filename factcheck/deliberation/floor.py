@@ -46,8 +46,9 @@ class Roles(ABC):
     charges and records it).
 
     ``same_reader``: the roles rule by re-reading evidence with the agents' own verifiers (the offline roles).
-    Such a ruling may overturn a verdict only on a passage the first round did not read: the same reader on
-    the same passages would only repeat its misreading more surely."""
+    Such a ruling may replace a judgment only on a passage the first round did not read (the same reader on
+    the same passages would only repeat its misreading more surely), and never gives a verdict where every
+    judgment it would replace abstained (:meth:`Floor.overturns`)."""
 
     same_reader: ClassVar[bool] = False
 
