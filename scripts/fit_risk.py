@@ -38,7 +38,7 @@ from tune_relevance import DATA, readings, scifact_dev, scifact_heldout
 
 from factcheck.eval.datasets.biomedical import read_check_covid
 from factcheck.eval.harm import conformal_threshold, risk_coverage
-from factcheck.verifiers.nli import SHIPPED_MODEL, NLIVerifier, Reading
+from factcheck.verifiers.nli import REFUTES, SHIPPED_MODEL, SUPPORTS, NLIVerifier, Reading
 
 PROBE = Path(__file__).resolve().parent.parent / "bench" / "probes" / "biomed-harm.jsonl"
 GRID = [round(0.30 + 0.01 * i, 2) for i in range(70)]  # 0.30 .. 0.99
@@ -68,15 +68,13 @@ def scores(verifier: NLIVerifier, rows: list[Reading], side: bool, conflict: flo
         loosest = verifier.configure(support_threshold=0.0, refute_threshold=1.0, conflict=conflict)
     else:
         loosest = verifier.configure(support_threshold=1.0, refute_threshold=0.0, conflict=conflict)
-    out = []
-    for reading in rows:
-        assessment = loosest.decide(reading)
-        if assessment.factuality is side:
-            t = loosest.thresholds()
-            out.append(reading.side(0 if side else 1, verifier.min_similarity, t.agree).p)
-        else:
-            out.append(-math.inf)
-    return out
+    agree, label = loosest.thresholds().agree, SUPPORTS if side else REFUTES
+    return [
+        reading.side(label, verifier.min_similarity, agree).p
+        if loosest.decide(reading).factuality is side
+        else -math.inf
+        for reading in rows
+    ]
 
 
 def strictest(
@@ -157,7 +155,7 @@ def curve(verifier: NLIVerifier, rows: list[Reading], gold: list[bool]) -> list[
     for reading, g in zip(rows, gold, strict=True):
         assessment = loose.decide(reading)
         if assessment.factuality is not None:
-            label = 0 if assessment.factuality else 1
+            label = SUPPORTS if assessment.factuality else REFUTES
             p = reading.side(label, verifier.min_similarity, t.agree).p
             answered.append((g, bool(assessment.factuality), p))
     return risk_coverage(answered, len(rows))
