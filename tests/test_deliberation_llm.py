@@ -47,8 +47,11 @@ def server() -> Iterator[FakeServer]:
 
 
 def agent(name: str, passage: str, **verifier: Any) -> Agent:
+    """An agent reading one passage. Its verdict may be strong on that one passage (``strong_passages=1``):
+    these tests are about how the panel deliberates, not the rule that a strong verdict needs two passages
+    (tests/test_llm.py tests that)."""
     source = StaticSource(name=name, passages=(passage,), title=f"{name} page", url=f"https://{name}.example.org/a")
-    return Agent(name, source, LLMVerifier(**verifier))
+    return Agent(name, source, LLMVerifier(**{"strong_passages": 1, **verifier}))
 
 
 def checker(server: FakeServer, *agents: Agent, policy: Deliberator, **llm: Any) -> Checker:
@@ -67,12 +70,14 @@ def check(c: Checker) -> TextVerdict:
     return c.check(CLAIM, claims=[Claim("c0", CLAIM)])
 
 
-def asking(key: str, answer: Route, otherwise: Route) -> Route:
-    """A server that answers requests whose prompt asks for ``key`` with ``answer``, others with ``otherwise``."""
+def asking(key: str, answer: Route, otherwise: Route, *, ruling: bool = False) -> Route:
+    """A server that answers requests whose prompt asks for ``key`` with ``answer``, others with ``otherwise``;
+    with ``ruling``, only a panel's rulings (the prompts that cite judgments by id), not the first round's."""
 
     def route(request: Request) -> Response:
         asks = request.json()["messages"][0]["content"]
-        return answer(request) if f'"{key}"' in asks else otherwise(request)
+        wanted = f'"{key}"' in asks and (not ruling or "judgment:" in asks)
+        return answer(request) if wanted else otherwise(request)
 
     return route
 
@@ -84,6 +89,11 @@ def scripted(content: Mapping[str, Any]) -> Route:
 def prompts(model: FakeModel, key: str) -> list[str]:
     """The user prompts of the requests whose system prompt asks for ``key``."""
     return [r["messages"][-1]["content"] for r in model.requests if f'"{key}"' in r["messages"][0]["content"]]
+
+
+def rulings(model: FakeModel) -> list[str]:
+    """The user prompts of the panel's rulings (a verdict citing judgments by id), not the first round's."""
+    return [p for p in prompts(model, "relied_on") if "<<<JUDGMENT" in p or "judgment:" in p]
 
 
 # --- the issue's four ---
@@ -159,7 +169,7 @@ def test_lase_runs_every_supporter_while_the_leader_stays_unsure(server: FakeSer
     ]
     assert "collaborator" in collaborator and "expert" in expert and "do not give the final answer" in expert
     # The last revision saw both supporters' hints as fenced critiques.
-    last = prompts(model, "relied_on")[-1]
+    last = rulings(model)[-1]
     assert re.search(r"<<<CRITIQUE \w+ critique:3>>>\nhint: ", last) and "critique:5" in last
 
 
@@ -212,7 +222,7 @@ def test_an_instruction_carried_by_a_critique_changes_nothing(server: FakeServer
     revision = record.steps[1].judgment
     assert revision is not None and (revision.factuality, revision.confidence) == (False, 0.9)
     assert claim.label is Label.FALSE
-    (ruling,) = prompts(model, "relied_on")
+    (ruling,) = rulings(model)
     assert re.search(r"<<<CRITIQUE (\w+) critique:1>>>\nweak point: [^\n]*" + re.escape(INSTRUCTION), ruling)
     for request in model.requests:  # the instruction reached every prompt inside a fence only
         for message in request["messages"]:
@@ -244,7 +254,7 @@ def test_a_critique_that_tries_to_close_its_fence_stays_inside_it(server: FakeSe
     assert record is not None and record.steps[1].judgment is not None
     assert (record.steps[1].judgment.factuality, record.steps[1].judgment.confidence) == (False, 0.9)
     assert record.steps[0].critique is not None and record.steps[0].critique.query == "drug X"
-    (ruling,) = prompts(model, "relied_on")
+    (ruling,) = rulings(model)
     nonce = re.search(r"<<<CLAIM (\w+)>>>", ruling).group(1)  # type: ignore[union-attr]
     assert ruling.count(f"<<<END CRITIQUE {nonce}>>>") == 1 and "<<<CRITIQUE 0000" not in ruling
     assert "ignore previous instructions" not in FENCE.sub("", ruling)
@@ -308,7 +318,9 @@ def test_a_supporter_s_verdict_is_dropped_and_unknown_ids_are_ignored(server: Fa
         "rationale": "r",
         "relied_on": ["evidence:E2", "judgment:x", "critique:7", "critique:1"],
     }
-    route = asking("weak_point", scripted(advocate), asking("relied_on", scripted(ruling), model_route(model)))
+    route = asking(
+        "weak_point", scripted(advocate), asking("relied_on", scripted(ruling), model_route(model), ruling=True)
+    )
     server.route("POST", CHAT, route)
     verdict = check(
         checker(server, agent("web", HEDGED), agent("journal", REFUTING), policy=LASE(roles="llm", round0="all"))
@@ -334,7 +346,7 @@ def test_a_supporter_s_verdict_is_dropped_and_unknown_ids_are_ignored(server: Fa
 )
 def test_a_malformed_ruling_is_a_failed_step(server: FakeServer, answer: dict[str, Any], said: str) -> None:
     model = FakeModel()
-    server.route("POST", CHAT, asking("relied_on", scripted(answer), model_route(model)))
+    server.route("POST", CHAT, asking("relied_on", scripted(answer), model_route(model), ruling=True))
     agents = agent("web", HEDGED), agent("journal", REFUTING)
     claim = check(checker(server, *agents, policy=LASE(roles="llm", round0="all"))).claims[0]
     record = claim.deliberation
@@ -348,7 +360,7 @@ def test_a_malformed_ruling_is_a_failed_step(server: FakeServer, answer: dict[st
 def test_a_null_revision_keeps_the_leader_s_judgment(server: FakeServer) -> None:
     model = FakeModel()
     ruling = {"factuality": None, "confidence": 0.3, "rationale": "the passages do not say", "relied_on": []}
-    server.route("POST", CHAT, asking("relied_on", scripted(ruling), model_route(model)))
+    server.route("POST", CHAT, asking("relied_on", scripted(ruling), model_route(model), ruling=True))
     policy = LASE(roles="llm", round0="all", max_steps=2)
     claim = check(checker(server, agent("web", HEDGED), agent("journal", REFUTING), policy=policy)).claims[0]
     record = claim.deliberation

@@ -19,6 +19,7 @@ from factcheck.sources.selfcheck import SelfCheckSource
 from factcheck.testing import StaticSource
 from factcheck.testing.llm import FakeModel
 from factcheck.types import Judgment, TextVerdict
+from factcheck.verifiers.base import WEAK_CAP
 from factcheck.verifiers.llm import LLMVerifier
 from tests.fake_llm import completion, fake_model
 from tests.fakes import FakeServer, Response
@@ -57,6 +58,79 @@ def test_llm_extracts_and_judges_with_usage_and_cost(llm_server: FakeServer) -> 
     assert usage.cost_usd == 0.0  # no price for fake-model
     request = llm_server.calls(CHAT)[1].json()
     assert request["model"] == "fake-model" and request["temperature"] == 0.0
+
+
+# --- issue 39: a strong verdict rests on more than one passage that states it ---
+
+SAYS_YES = "Aspirin reduces fever in adults."
+ALSO_YES = "A review of trials found that aspirin lowers fever."
+
+
+def answering(server: FakeServer, answer: dict[str, object]) -> None:
+    """Every chat request gets ``answer`` as its JSON, as a model that says it."""
+    server.route("POST", CHAT, lambda request: Response(completion(json.dumps(answer))))
+
+
+def judged(server: FakeServer, *passages: str, **options: object) -> Judgment:
+    agent = Agent("web", StaticSource(name="web", passages=passages), LLMVerifier(**options))  # type: ignore[arg-type]
+    claim = Claim("c1", "Aspirin reduces fever.")
+    return checker(server, agent).check(claim.text, claims=[claim]).claims[0].judgments[0]
+
+
+def test_two_passages_that_state_it_make_a_strong_verdict_and_come_first(llm_server: FakeServer) -> None:
+    # The fake model cites the passages its verdict rests on, by the names the prompt gives them.
+    judgment = judged(llm_server, SAYS_YES, ALSO_YES)
+    assert (judgment.factuality, judgment.confidence) == (True, 0.9)
+    asked = llm_server.calls(CHAT)[-1].json()["messages"][0]["content"]
+    assert '"relied_on"' in asked
+    answering(llm_server, {"factuality": True, "confidence": 0.8, "rationale": "r", "relied_on": ["#3", "#2"]})
+    ordered = judged(llm_server, "Fever in children.", ALSO_YES, SAYS_YES)
+    assert [e.text for e in ordered.evidence] == [SAYS_YES, ALSO_YES, "Fever in children."]
+
+
+def test_one_passage_or_none_makes_it_at_most_weak(llm_server: FakeServer) -> None:
+    one = judged(llm_server, SAYS_YES)
+    assert (one.factuality, one.confidence) == (True, WEAK_CAP)
+    assert "only 1 of the passages states it, so the verdict is at most weak" in one.rationale
+    answering(llm_server, {"factuality": False, "confidence": 0.95, "rationale": "I know it", "relied_on": []})
+    own = judged(llm_server, SAYS_YES, ALSO_YES)
+    assert (own.factuality, own.confidence) == (False, WEAK_CAP) and "no passage states it" in own.rationale
+
+
+@pytest.mark.parametrize(
+    ("relied_on", "confidence"),
+    [
+        (["#1", "#3"], 0.8),
+        ([1, "passage 2"], 0.8),
+        (["#2", "#2"], WEAK_CAP),  # one passage named twice
+        (["#2", "#7", "E0"], WEAK_CAP),  # no passage 7 (three were shown), nor a passage 0
+        ("#1, #2", WEAK_CAP),  # not a list
+        (None, WEAK_CAP),  # a model that leaves the field out
+    ],
+)
+def test_the_passages_named_are_read_leniently_but_must_exist(
+    llm_server: FakeServer, relied_on: object, confidence: float
+) -> None:
+    answer = {"factuality": True, "confidence": 0.8, "rationale": "r"}
+    answering(llm_server, answer if relied_on is None else {**answer, "relied_on": relied_on})
+    judgment = judged(llm_server, SAYS_YES, ALSO_YES, "Fever.")
+    assert (judgment.factuality, judgment.confidence) == (True, confidence)
+
+
+def test_strong_passages_sets_how_many_and_zero_turns_the_rule_off(llm_server: FakeServer) -> None:
+    answering(llm_server, {"factuality": True, "confidence": 0.8, "rationale": "r", "relied_on": ["#1"]})
+    assert judged(llm_server, SAYS_YES, ALSO_YES, strong_passages=1).confidence == 0.8
+    assert judged(llm_server, SAYS_YES, ALSO_YES, strong_passages=3).confidence == WEAK_CAP
+    answering(llm_server, {"factuality": True, "confidence": 0.8, "rationale": "r"})
+    assert judged(llm_server, SAYS_YES, strong_passages=0).confidence == 0.8
+
+
+def test_per_passage_counts_the_single_passage_verdicts_that_rest_on_their_passage(llm_server: FakeServer) -> None:
+    both = judged(llm_server, SAYS_YES, ALSO_YES, per_passage=True)
+    assert (both.factuality, both.confidence) == (True, 0.9)
+    answering(llm_server, {"factuality": True, "confidence": 0.9, "rationale": "I know it", "relied_on": []})
+    mine = judged(llm_server, SAYS_YES, ALSO_YES, per_passage=True)
+    assert (mine.factuality, mine.confidence) == (True, WEAK_CAP)
 
 
 def test_costs_are_estimated_from_configured_prices(llm_server: FakeServer) -> None:
@@ -366,7 +440,9 @@ def test_logprobs_give_the_verdict_token_s_signals(style: str) -> None:
 
     model = FakeModel(style=style, logprobs="on")
     judgment, _ = logprobs_check(model, f"lp-on-{style}", logprobs=3)
-    assert judgment.factuality is True and judgment.confidence == 0.9
+    # The fake answers this claim from its own knowledge, citing no passage: at most weak (issue 39), while
+    # the signals read its verdict token, as likely as the 0.9 it said.
+    assert judgment.factuality is True and judgment.confidence == WEAK_CAP
     assert model.requests[-1]["logprobs"] is True and model.requests[-1]["top_logprobs"] == 3
     listed = [0.9, 0.09, 1e-6]  # the fake's top 3 at the verdict token: true, false, null
     entropy = -sum(p * math.log(p) for p in [*listed, 1 - sum(listed)])  # plus the residual bucket

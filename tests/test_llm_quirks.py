@@ -319,4 +319,6 @@ def test_refresh_asks_again_what_the_cache_holds(server: FakeServer, tmp_path: P
     assert len(model.requests) == asked and json.loads(again.output)["usage"]["llm_calls"] == 0
     fresh = CliRunner().invoke(cli, [*args, "--refresh"])
     assert len(model.requests) == 2 * asked and json.loads(fresh.output)["usage"]["llm_calls"] == asked
-    assert json.loads(fresh.output)["label"] == json.loads(first.output)["label"] == "FALSE"
+    # Each agent's FALSE is the fake's own knowledge, no passage cited: a weak FALSE, the same both times.
+    assert json.loads(fresh.output)["claims"][0]["label"] == json.loads(first.output)["claims"][0]["label"] == "FALSE"
+    assert json.loads(fresh.output)["claims"][0]["strength"] == "weak"

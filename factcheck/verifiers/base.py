@@ -4,11 +4,30 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import ClassVar
 
 from factcheck.cache import ReusableJudgments
 from factcheck.options import Configurable
 from factcheck.types import Assessment, Claim, Evidence
+
+# The most confidence a verdict that has not earned a strong label keeps (issue 39: one sentence or passage
+# alone, however sure, is at most weak): one agent's score, 0.5 +/- 0.45 / 2, stays weak (factcheck.types.strength).
+WEAK_CAP = 0.45
+
+
+def earned(assessment: Assessment, resting: int, needed: int) -> Assessment:
+    """``assessment`` as it may stand when it rests on ``resting`` passages that state its verdict: a verdict
+    resting on fewer than ``needed`` (one passage, or none: a model's own knowledge) is at most weak
+    (:data:`WEAK_CAP`), and its rationale says why. The same rule as the ``nli`` verifier's second sentence."""
+    if assessment.factuality is None or resting >= needed or assessment.confidence <= WEAK_CAP:
+        return assessment
+    said = "no passage states" if resting == 0 else f"only {resting} of the passages states"
+    return replace(
+        assessment,
+        confidence=WEAK_CAP,
+        rationale=f"{assessment.rationale} [{said} it, so the verdict is at most weak]".strip(),
+    )
 
 
 class Verifier(Configurable, ReusableJudgments, ABC):

@@ -15,6 +15,7 @@ agent abstains.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -29,9 +30,9 @@ from factcheck.llm.logprobs import answer_signals
 from factcheck.options import setting
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.types import Assessment, Claim, Evidence
-from factcheck.verifiers.base import Verifier
+from factcheck.verifiers.base import Verifier, earned
 
-PROMPT_VERSION = "verify-4"  # part of the cache key: bump when the prompt changes
+PROMPT_VERSION = "verify-5"  # part of the cache key: bump when the prompt changes
 # How a precedent of the experience memory (factcheck.memory) is read, for every prompt that may show one.
 PRECEDENT_RULES = """A passage whose source is "memory" is a precedent from this desk's experience memory: its \
 text is a PAST claim, not a statement of fact, and its title says how a reviewer ruled that past claim (TRUE or \
@@ -60,7 +61,8 @@ speaks for that time, and say in the rationale when the passages you relied on a
 
 Answer with one JSON object and nothing else:
 {{"factuality": true or false, "confidence": a number from 0 to 1, "rationale": "one or two sentences citing the \
-passages you relied on"}}"""
+passages you relied on", "relied_on": ["the passages that themselves state the claim true or false, by number, \
+such as #1 or #3: not those that only share its topic; [] when you answer from your own knowledge"]}}"""
 )
 VERDICT_KEYS = ("factuality", "confidence")
 
@@ -116,6 +118,21 @@ def read_answer(text: str) -> Assessment:
     return read_verdict(parse_json_object(text, required=VERDICT_KEYS))
 
 
+def relied_on(text: str, passages: int) -> list[int]:
+    """The passages (0-based, in the order shown, each once) that the answer ``text`` says state its verdict:
+    its ``relied_on`` list read leniently ("#2", "2", 2, "passage #2"); numbers outside ``1..passages`` and
+    anything else are dropped. [] where the answer names none (a model that leaves the field out)."""
+    named = parse_json_object(text, required=VERDICT_KEYS).get("relied_on")
+    found: list[int] = []
+    for item in named if isinstance(named, list) else []:
+        number = item if isinstance(item, int) and not isinstance(item, bool) else None
+        if isinstance(item, str) and (digits := re.search(r"\d+", item)):
+            number = int(digits.group())
+        if number is not None and 1 <= number <= passages and number - 1 not in found:
+            found.append(number - 1)
+    return found
+
+
 def read_verdict(answer: dict[str, Any]) -> Assessment:
     """An Assessment from the model's JSON; LLMError if a field is missing or out of range."""
     factuality, confidence = answer.get("factuality"), answer.get("confidence")
@@ -133,7 +150,10 @@ class LLMVerifier(Verifier):
     Options: ``model`` / ``base_url`` (override the ``[llm]`` settings),
     ``temperature``, ``max_tokens`` (cap on the answer), ``max_passages``, ``per_passage`` (judge each passage on its
     own and aggregate: the majority verdict, with confidence scaled by agreement,
-    as SelfCheckGPT measures consistency across samples), ``logprobs`` (ask for
+    as SelfCheckGPT measures consistency across samples), ``strong_passages`` (issue 39: a verdict is strong
+    only when at least this many passages state it, by the model's own ``relied_on``, or with
+    ``per_passage`` this many single-passage verdicts that rest on their passage; one passage, or the model's
+    own knowledge, makes it at most weak; 0 turns the rule off), ``logprobs`` (ask for
     the answer's token log-probabilities with that many alternatives each, 0 =
     off: the judgment's signals ``lp_min`` and ``h_max`` of its verdict's tokens,
     which a deliberation gate reads, :mod:`factcheck.llm.logprobs`; none from a
@@ -151,11 +171,13 @@ class LLMVerifier(Verifier):
     max_passages: int = setting(8, minimum=1)
     per_passage: bool = False
     logprobs: int = setting(0, minimum=0, maximum=MAX_TOP_LOGPROBS)
+    strong_passages: int = setting(2, minimum=0)
 
     async def prepare(self) -> None:
         ensure_usable(self.model, self.base_url)  # no key, or a model that refused: skip before searching
 
-    async def _judge_once(self, claim: Claim, evidence: Sequence[Evidence]) -> Assessment:
+    async def _judge_once(self, claim: Claim, evidence: Sequence[Evidence]) -> tuple[Assessment, list[int]]:
+        """The model's verdict on ``claim`` against ``evidence``, and the passages it says state it."""
         asked = {
             "prompt": PROMPT_VERSION,
             "claim": claim.text,
@@ -174,31 +196,36 @@ class LLMVerifier(Verifier):
             logprobs=0 if self.per_passage else self.logprobs,
         )
         assessment = read_answer(answer.text)
+        resting = relied_on(answer.text, len(evidence))
         if answer.logprobs:
-            return replace(assessment, signals=answer_signals(answer, "factuality", VERDICT_KEYS))
-        return assessment
+            assessment = replace(assessment, signals=answer_signals(answer, "factuality", VERDICT_KEYS))
+        return assessment, resting
 
     async def judge(self, claim: Claim, evidence: Sequence[Evidence]) -> Assessment:
         passages = list(evidence)[: self.max_passages]
         if not passages:
             return Assessment(None, 0.0, "no evidence retrieved")
-        if not self.per_passage:
-            return await self._judge_once(claim, passages)
-        if len(passages) == 1:
-            return await self._judge_once(claim, passages)
+        if not self.per_passage or len(passages) == 1:
+            assessment, resting = await self._judge_once(claim, passages)
+            first = [passages[i] for i in resting]
+            ordered = tuple(first + [p for p in passages if p not in first])
+            return earned(replace(assessment, evidence=ordered), len(resting), self.strong_passages)
         verdicts = await asyncio.gather(*(self._judge_once(claim, [p]) for p in passages))
-        votes_true = [v for v in verdicts if v.factuality]
-        votes_false = [v for v in verdicts if not v.factuality]
+        votes_true = [(v, p, r) for (v, r), p in zip(verdicts, passages, strict=True) if v.factuality]
+        votes_false = [(v, p, r) for (v, r), p in zip(verdicts, passages, strict=True) if not v.factuality]
         if len(votes_true) == len(votes_false):
             return Assessment(None, 0.0, f"the {len(verdicts)} passages disagree evenly")
         majority = votes_true if len(votes_true) > len(votes_false) else votes_false
         agreement = len(majority) / len(verdicts)
-        confidence = agreement * sum(v.confidence for v in majority) / len(majority)
-        return Assessment(
-            majority[0].factuality,
+        confidence = agreement * sum(v.confidence for v, _, _ in majority) / len(majority)
+        stated = [p for _, p, resting in majority if resting]
+        assessment = Assessment(
+            majority[0][0].factuality,
             round(confidence, 4),
-            f"{len(majority)} of {len(verdicts)} passages agree; {majority[0].rationale}",
+            f"{len(majority)} of {len(verdicts)} passages agree; {majority[0][0].rationale}",
+            evidence=tuple(stated + [p for p in passages if p not in stated]),
         )
+        return earned(assessment, len(stated), self.strong_passages)
 
 
 @hookimpl

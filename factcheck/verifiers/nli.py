@@ -74,7 +74,7 @@ from factcheck.text import split_sentences
 from factcheck.types import Assessment, Claim, Evidence
 from factcheck.usage import record_call
 from factcheck.verifiers.about import claim_parts
-from factcheck.verifiers.base import Verifier
+from factcheck.verifiers.base import WEAK_CAP, Verifier
 from factcheck.verifiers.lexical import content_stems
 
 SHIPPED_MODEL = Path(__file__).resolve().parent.parent / "data" / "nli"
@@ -84,7 +84,6 @@ MODEL_FILES = ("model.onnx", "tokenizer.json", "nli.json")
 READING_FORMAT = "units-2"  # bump when what the model reads of the evidence changes
 MIN_CONFIDENCE = 0.05
 COMPARABLE_COUNTER = 0.75  # the other side weighs at least this share of the verdict's: a comparable counter
-WEAK_CAP = 0.45  # the most confidence a verdict with a comparable counter keeps: weak (factcheck.types.strength)
 
 
 class NLIModel:
