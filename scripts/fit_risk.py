@@ -22,6 +22,11 @@ saved under ``--out`` and every threshold is applied to the same readings.
 
     cd scripts && python fit_risk.py --out ../build/risk [--write-config]
     cd scripts && python fit_risk.py --out ../build/risk --plot ../docs/img/harm-risk-coverage.png
+
+``--model DIR`` fits the rule for a candidate model folder (a retrained ``model.onnx`` beside the shipped
+``nli.json``; readings are the model's, so give it its own ``--out``), and ``--measure`` then prints the harm
+figures of the fitted rule on every set, the held-out ones (SciFact dev, the probe's held-out half) read only
+after fitting: a retrained model is compared with the shipped one before anything is written.
 """
 
 from __future__ import annotations
@@ -37,7 +42,8 @@ from train_offline_nli import read_jsonl
 from tune_relevance import DATA, readings, scifact_dev, scifact_heldout
 
 from factcheck.eval.datasets.biomedical import read_check_covid
-from factcheck.eval.harm import conformal_threshold, risk_coverage
+from factcheck.eval.harm import Outcome, conformal_threshold, harm_figures, risk_coverage
+from factcheck.types import Label, strength
 from factcheck.verifiers.nli import REFUTES, SHIPPED_MODEL, SUPPORTS, NLIVerifier, Reading
 
 PROBE = Path(__file__).resolve().parent.parent / "bench" / "probes" / "biomed-harm.jsonl"
@@ -190,9 +196,30 @@ def plot(verifier: NLIVerifier, sets: dict[str, tuple[list[Reading], list[bool]]
     print(f"wrote {path}")
 
 
+def measure(verifier: NLIVerifier, sets: dict[str, tuple[list[Reading], list[bool]]]) -> None:
+    """The harm figures of ``verifier``'s rule on each set, as one agent's verdict (its score 0.5 +/- confidence
+    / 2, as the MAFC score gives one agent): what ``bench/harm.py`` prints end to end, from the saved readings."""
+    for name, (rows, gold) in sets.items():
+        outcomes = []
+        for reading, truth in zip(rows, gold, strict=True):
+            decided = verifier.decide(reading)
+            if decided.factuality is None:
+                outcomes.append(Outcome(truth, Label.UNVERIFIED))
+                continue
+            score = 0.5 + (decided.confidence if decided.factuality else -decided.confidence) / 2
+            outcomes.append(Outcome(truth, Label.TRUE if decided.factuality else Label.FALSE, strength(score)))
+        f = harm_figures(outcomes)
+        print(
+            f"{name:24s} {f.claims:4d} claims: coverage {f.coverage:.3f}, selective accuracy "
+            f"{f.selective_accuracy:.3f} ({f.right}/{f.answered}), false accusation {f.false_accusation:.3f} "
+            f"({f.accused}/{f.gold_true}), myth acceptance {f.myth_acceptance:.3f} ({f.accepted}/{f.gold_false}), "
+            f"strong wrong {f.strong_wrong}"
+        )
+
+
 def main(args: argparse.Namespace) -> None:
     config = json.loads((SHIPPED_MODEL / "nli.json").read_text(encoding="utf-8"))
-    verifier = NLIVerifier()
+    verifier = NLIVerifier(model=str(args.model) if args.model else None)
     named = {
         "SciFact train held-out": ("scifact-heldout", [(c, bool(g)) for c, g in scifact_heldout(args.data, config)]),
         "Check-COVID dev": ("covid-dev-labelled", covid_dev(args.data)),
@@ -218,8 +245,21 @@ def main(args: argparse.Namespace) -> None:
         return
     decision = fit(verifier, sets, args)
     print(json.dumps(decision, indent=2))
+    if args.measure:
+        fitted = verifier.configure(
+            **{name: decision[name] for name in ("support_threshold", "refute_threshold")},
+            **{name: decision[name] for name in ("conflict", "agree", "margin")},
+        )
+        held = {
+            "SciFact dev (held out)": ("scifact-dev", [(c, bool(g)) for c, g in scifact_dev(args.data)]),
+            "probe held-out": ("probe-heldout", probe_claims("held-out")),
+        }
+        for name, (key, claims) in held.items():
+            rows = readings(key, [(c, g) for c, g in claims], args.out, verifier)
+            sets[name] = ([replace(r, claim=c) for r, (c, _) in zip(rows, claims, strict=True)], [g for _, g in claims])
+        measure(fitted, sets)
     if args.write_config:
-        path = SHIPPED_MODEL / "nli.json"
+        path = (args.model or SHIPPED_MODEL) / "nli.json"
         config["decision"] = decision
         path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
         print(f"wrote the decision rule into {path}")
@@ -232,6 +272,8 @@ if __name__ == "__main__":
     parser.add_argument("--alpha-false", type=float, default=0.05, help="false-accusation rate bound")
     parser.add_argument("--alpha-myth", type=float, default=0.10, help="myth-acceptance rate bound")
     parser.add_argument("--conflicts", default="0.2,0.3,0.4,0.5")
-    parser.add_argument("--write-config", action="store_true")
+    parser.add_argument("--write-config", action="store_true", help="write the fitted rule into the model's nli.json")
+    parser.add_argument("--model", type=Path, help="a candidate model folder (default: the shipped model)")
+    parser.add_argument("--measure", action="store_true", help="then print the harm figures on every set")
     parser.add_argument("--plot", type=Path, help="draw the risk-coverage curves (no fitting) to this PNG")
     main(parser.parse_args())

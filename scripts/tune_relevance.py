@@ -243,7 +243,7 @@ def main(args: argparse.Namespace) -> None:
     TOP_K[0] = args.top_k
     config = json.loads((SHIPPED_MODEL / "nli.json").read_text(encoding="utf-8"))
     seed = config["hyperparameters"]["seed"]
-    verifier = NLIVerifier()
+    verifier = NLIVerifier(min_similarity=-1)  # reads every unit: the sweep decides at each min_similarity
     held = scifact_heldout(args.data, config)
     general = [(c, None) for c in general_claims(args.data, seed, args.other_holdout, args.general)]
     covid_dev = covid_claims(args.data, ["dev/covidCheck_dev_composed+extracted.json"])

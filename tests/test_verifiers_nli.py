@@ -498,3 +498,29 @@ def test_no_rounding_turns_a_true_into_a_false() -> None:
     assert near.factuality is None and near.rationale.startswith(CONFLICTING)
     assert near.rationale.endswith('REFUTES (p=0.58, similarity 0.90) by (doc): "s t"')  # the window is cited
     assert decided(0.5).factuality is True
+
+
+def test_units_off_topic_are_not_read_and_the_decision_is_the_one_reading_everything() -> None:
+    claim = Claim("c1", "Statins lower LDL cholesterol.")
+    passages = [
+        "Statins lowered LDL cholesterol by a third in the trial. The samples were stored at minus 80 degrees. "
+        "Recruitment took place in four cities over two years.",
+        "Statin therapy reduced LDL cholesterol in patients with diabetes. Funding came from a national grant.",
+    ]
+    evidence = [Evidence("corpus", p, title=f"doc{i}") for i, p in enumerate(passages)]
+    everything = NLIVerifier(min_similarity=-1).read(claim, evidence)
+    shipped = NLIVerifier()
+    reading = shipped.read(claim, evidence)
+    off = [i for i, unit in enumerate(reading.units) if unit.similarity < shipped.min_similarity]
+    assert off and len(off) < len(reading.units)  # some units are off topic, some on it
+    assert np.allclose(reading.probs[off], np.eye(len(LABELS))[NEI])  # not read: NOT ENOUGH INFO
+    assert not np.allclose(everything.probs[off], np.eye(len(LABELS))[NEI])  # read, they say something
+    decided, from_everything = shipped.decide(reading), shipped.decide(everything)
+    assert decided.factuality is True
+    assert (decided.factuality, decided.confidence, decided.rationale) == (
+        from_everything.factuality,
+        from_everything.confidence,
+        from_everything.rationale,
+    )
+    with pytest.raises(ValueError, match=r"read it with min_similarity 0\.3 or lower"):
+        shipped.configure(min_similarity=0.3).decide(reading)

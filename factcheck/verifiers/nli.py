@@ -242,6 +242,9 @@ class Reading:
     shared: int = 0  # the largest number of the claim's content words that one passage holds
     claim: str = ""  # the claim read; "" asks nothing of a unit's aboutness (a reading made by hand)
     about: bool = True  # whether a unit that decides must be about the claim (NLIVerifier's ``about``)
+    # The units closer than this to the claim were classified; the others, off topic at any ``min_similarity``
+    # from here up, were not (their rows say NOT ENOUGH INFO). Deciding with a lower ``min_similarity`` is an error.
+    read_from: float = -1.0
 
     @property
     def similarities(self) -> np.ndarray:
@@ -472,15 +475,20 @@ class NLIVerifier(Verifier):
         return units + [unit for unit, fit in zip(windows, fits, strict=True) if fit], len(ranked)
 
     def read(self, claim: Claim, evidence: Sequence[Evidence]) -> Reading:
-        """Classify ``claim`` against the units of the evidence that are closest to it in meaning."""
+        """Classify ``claim`` against the units of the evidence that are closest to it in meaning. A unit less
+        similar than ``min_similarity`` is off topic: nothing in :meth:`decide` reads its probabilities, so the
+        model does not read it (about two units in five; its row says NOT ENOUGH INFO)."""
         units, _ = self.units_of(claim, evidence)
         if not units:
             return Reading((), np.zeros((0, len(LABELS))), tuple(evidence), 0.0)
-        model = load_model(self.model_folder, self.threads)
-        probs = model.probabilities([(claim.text, unit.text) for unit in units], self.batch_size)
-        record_call("nli:pairs", len(units))
+        probs = np.tile(np.eye(len(LABELS))[NEI], (len(units), 1))
+        on_topic = [i for i, unit in enumerate(units) if unit.similarity >= self.min_similarity]
+        if on_topic:
+            model = load_model(self.model_folder, self.threads)
+            probs[on_topic] = model.probabilities([(claim.text, units[i].text) for i in on_topic], self.batch_size)
+            record_call("nli:pairs", len(on_topic))
         share, shared = word_overlap(claim.text, evidence)
-        return Reading(tuple(units), probs, tuple(evidence), share, shared, claim.text)
+        return Reading(tuple(units), probs, tuple(evidence), share, shared, claim.text, read_from=self.min_similarity)
 
     def confidence(self, balance: Balance, p: float, *, sure: bool = True) -> float:
         """How sure the verdict is: the chance that it is right, ``P = sigmoid(weight * p)`` of the deciding
@@ -512,6 +520,11 @@ class NLIVerifier(Verifier):
         if not reading.units:
             return Assessment(None, 0.0, "no evidence retrieved")
         min_similarity, min_relevance, min_coverage = self.min_similarity, self.min_relevance, self.min_coverage
+        if min_similarity < reading.read_from:
+            raise ValueError(
+                f"this reading classified only the units with similarity >= {reading.read_from:g}: read it with "
+                f"min_similarity {min_similarity:g} or lower to decide at {min_similarity:g}"
+            )
         if reading.coverage < min_coverage and reading.shared < self.min_shared:
             return Assessment(
                 None,
