@@ -39,7 +39,8 @@ from factcheck.llm.jsonparse import parse_json_object
 from factcheck.llm.logprobs import answer_signals
 from factcheck.text import valid_unicode
 from factcheck.types import Critique, DeliberationStep, Evidence, Judgment
-from factcheck.verifiers.llm import PRECEDENT_RULES, fenced_passage, time_lines
+from factcheck.verifiers.base import earned
+from factcheck.verifiers.llm import PRECEDENT_RULES, STRONG_PASSAGES, fenced_passage, time_lines
 
 PROMPT_VERSION = "roles-3"  # part of the cache key: bump when a prompt changes
 MAX_PASSAGES = 16  # passages shown to a role (the pooled evidence, in the floor's order)
@@ -209,7 +210,8 @@ class LLMRoles(Roles):
             evidence=tuple(rested + [e for e in shown.values() if e not in rested]),
             signals=answer_signals(answer, "factuality", VERDICT_KEYS) if answer.logprobs else (),
         )
-        return judgment, inputs, relied
+        # The same rule as a first-round verdict's (issue 39): strong only on two passages that state it.
+        return earned(judgment, len(rested), STRONG_PASSAGES), inputs, relied
 
 
 # --- what a role is shown ---

@@ -5,18 +5,20 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from factcheck.cache import ReusableJudgments
 from factcheck.options import Configurable
-from factcheck.types import Assessment, Claim, Evidence
+from factcheck.types import Assessment, Claim, Evidence, Judgment
+
+Verdict = TypeVar("Verdict", Assessment, Judgment)
 
 # The most confidence a verdict that has not earned a strong label keeps (issue 39: one sentence or passage
 # alone, however sure, is at most weak): one agent's score, 0.5 +/- 0.45 / 2, stays weak (factcheck.types.strength).
 WEAK_CAP = 0.45
 
 
-def earned(assessment: Assessment, resting: int, needed: int) -> Assessment:
+def earned(assessment: Verdict, resting: int, needed: int) -> Verdict:
     """``assessment`` as it may stand when it rests on ``resting`` passages that state its verdict: a verdict
     resting on fewer than ``needed`` (one passage, or none: a model's own knowledge) is at most weak
     (:data:`WEAK_CAP`), and its rationale says why. The same rule as the ``nli`` verifier's second sentence."""

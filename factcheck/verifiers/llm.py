@@ -65,6 +65,7 @@ passages you relied on", "relied_on": ["the passages that themselves state the c
 such as #1 or #3: not those that only share its topic; [] when you answer from your own knowledge"]}}"""
 )
 VERDICT_KEYS = ("factuality", "confidence")
+STRONG_PASSAGES = 2  # a verdict is strong only when this many passages state it (issue 39)
 
 
 def fence(evidence: Sequence[Evidence], nonce: str) -> str:
@@ -171,7 +172,7 @@ class LLMVerifier(Verifier):
     max_passages: int = setting(8, minimum=1)
     per_passage: bool = False
     logprobs: int = setting(0, minimum=0, maximum=MAX_TOP_LOGPROBS)
-    strong_passages: int = setting(2, minimum=0)
+    strong_passages: int = setting(STRONG_PASSAGES, minimum=0)
 
     async def prepare(self) -> None:
         ensure_usable(self.model, self.base_url)  # no key, or a model that refused: skip before searching
