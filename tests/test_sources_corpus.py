@@ -124,6 +124,55 @@ def test_folder_corpus_of_txt_and_md(tmp_path: Path) -> None:
     assert evidence[0].url == (tmp_path / "notes" / "moon.md").resolve().as_uri()
 
 
+def test_markdown_headings_are_titles_never_sentences(tmp_path: Path) -> None:
+    (tmp_path / "tower.md").write_text(
+        "Notes kept by the desk.\n\n"
+        "# The Eiffel Tower is in Berlin\n"
+        "The Eiffel Tower is a wrought-iron lattice tower in Paris, France.\n\n"
+        "## History\n\nIt was completed in 1889.\n\n"
+        "```\n# a comment in a code block, not a heading\n```\n\n"
+        "Visiting hours\n--------------\nThe tower opens at nine.\n",
+        encoding="utf-8",
+    )
+    passages = corpus_module.load_passages(tmp_path, 120)
+    assert [(p.title, p.text) for p in passages] == [
+        ("tower", "Notes kept by the desk."),  # before the first heading: the file's name
+        ("The Eiffel Tower is in Berlin", "The Eiffel Tower is a wrought-iron lattice tower in Paris, France."),
+        ("History", "It was completed in 1889. ``` # a comment in a code block, not a heading ```"),
+        ("Visiting hours", "The tower opens at nine."),
+    ]
+    assert not any("Berlin" in p.text for p in passages)
+
+
+def test_a_markdown_heading_cannot_make_a_false_claim_true(tmp_path: Path) -> None:
+    # Issue 40: the heading was glued to the first sentence and read as evidence: TRUE 0.90.
+    from factcheck import Agent, build_checker
+    from factcheck.verifiers.nli import NLIVerifier
+
+    (tmp_path / "tower.md").write_text(
+        "# The Eiffel Tower is in Berlin\n\nThe Eiffel Tower is a wrought-iron lattice tower in Paris, France.\n",
+        encoding="utf-8",
+    )
+    agent = Agent("corpus", CorpusSource(path=str(tmp_path)), NLIVerifier())
+    claim = Claim("c1", "The Eiffel Tower is in Berlin.")
+    verdict = build_checker(agents=[agent], cache={"enabled": False}).check(claim.text, claims=[claim])
+    judgment = verdict.claims[0].judgments[0]
+    assert verdict.claims[0].label.value != "TRUE"
+    assert judgment.evidence and judgment.evidence[0].title == "The Eiffel Tower is in Berlin"
+    assert "Berlin" not in judgment.evidence[0].text
+
+
+def test_a_markdown_corpus_is_indexed_again_when_its_reading_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a.md").write_text("# A\n\nText.\n", encoding="utf-8")
+    (tmp_path / "b.txt").write_text("Text.\n", encoding="utf-8")
+    markdown, plain = fingerprint(tmp_path / "a.md", 120), fingerprint(tmp_path / "b.txt", 120)
+    monkeypatch.setattr(corpus_module, "MARKDOWN_FORMAT", "sections-0")
+    assert fingerprint(tmp_path / "a.md", 120) != markdown
+    assert fingerprint(tmp_path / "b.txt", 120) == plain  # a plain-text or JSONL corpus keeps its index
+
+
 def test_gzipped_jsonl_is_read(tmp_path: Path) -> None:
     path = tmp_path / "c.jsonl.gz"
     with gzip.open(path, "wt") as handle:

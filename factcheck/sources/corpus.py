@@ -67,6 +67,7 @@ EMBEDDING_FORMAT = "title. text/1"  # bump when the embedded text of a passage c
 RETRIEVALS = ("hybrid", "bm25", "dense")
 FUSED_DEPTH = 50  # each ranking's top 50 are fused (factcheck.ranking.reciprocal_rank_fusion)
 FOLDER_SUFFIXES = (".txt", ".md")
+MARKDOWN_FORMAT = "sections-1"  # bump when a Markdown file's passages change (part of its corpus's fingerprint)
 
 
 @dataclass(frozen=True)
@@ -109,11 +110,44 @@ def _folder_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in FOLDER_SUFFIXES)
 
 
-def _title_of(path: Path, text: str) -> str:
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    if path.suffix.lower() == ".md" and first.startswith("#"):
-        return first.lstrip("#").strip()
+def _file_title(path: Path) -> str:
     return path.stem.replace("_", " ").replace("-", " ")
+
+
+def markdown_sections(text: str) -> list[tuple[str | None, str]]:
+    """A Markdown text as (heading, body) sections, in order: each heading (``#`` to ``######``, or a line
+    underlined with ``===`` / ``---``) is a section's title, never a sentence of its text; what comes before the
+    first heading has no heading (None). Parsed by markdown-it-py (CommonMark), so a ``#`` line inside a code
+    block is text, not a heading."""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").parse(text)
+    headings = [
+        (token.map, tokens[i + 1].content.strip())
+        for i, token in enumerate(tokens)
+        if token.type == "heading_open" and token.map is not None and i + 1 < len(tokens)
+    ]
+    lines = text.splitlines()
+    sections: list[tuple[str | None, str]] = []
+    start, title = 0, None
+    for (first, last), heading in headings:
+        sections.append((title, "\n".join(lines[start:first])))
+        start, title = last, heading
+    sections.append((title, "\n".join(lines[start:])))
+    return [(heading, body) for heading, body in sections if body.strip()]
+
+
+def _file_passages(file: Path, doc_id: str, max_words: int) -> list[Passage]:
+    """A ``.txt`` file's passages, titled by its name; a ``.md`` file's, section by section, each titled by its
+    heading (the file's name before the first heading)."""
+    text = file.read_text(encoding="utf-8", errors="replace")
+    url, name = file.resolve().as_uri(), _file_title(file)
+    sections = markdown_sections(text) if file.suffix.lower() == ".md" else [(None, text)]
+    return [
+        Passage(doc_id, heading or name, url, passage)
+        for heading, body in sections
+        for passage in split_passages(body, max_words)
+    ]
 
 
 def load_passages(path: Path, max_words: int) -> list[Passage]:
@@ -121,10 +155,8 @@ def load_passages(path: Path, max_words: int) -> list[Passage]:
     passages: list[Passage] = []
     if path.is_dir() or path.suffix.lower() in FOLDER_SUFFIXES:
         for file in _folder_files(path) if path.is_dir() else [path]:
-            text = file.read_text(encoding="utf-8", errors="replace")
             doc_id = file.relative_to(path).as_posix() if path.is_dir() else file.name
-            title, file_url = _title_of(file, text), file.resolve().as_uri()
-            passages.extend(Passage(doc_id, title, file_url, p) for p in split_passages(text, max_words))
+            passages.extend(_file_passages(file, doc_id, max_words))
     else:
         for number, record in enumerate(_read_corpus_jsonl(path), 1):
             doc_id = str(record.get("id", number))
@@ -143,6 +175,8 @@ def fingerprint(path: Path, max_words: int) -> str:
     files = _folder_files(path) if path.is_dir() else [path]
     for file in files:
         digest.update(file.relative_to(path).as_posix().encode() if path.is_dir() else b"")
+        if file.suffix.lower() == ".md":
+            digest.update(MARKDOWN_FORMAT.encode())  # how a Markdown file becomes passages
         with file.open("rb") as handle:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(block)
