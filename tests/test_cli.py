@@ -668,3 +668,22 @@ def test_serve_passes_its_endpoint_flags_to_every_checker_through_the_environmen
     agents = {a.source: a.source_options for a in load_settings(None, env=env, profile="paper").resolved_agents()}
     assert agents["serper"]["base_url"] == "http://127.0.0.1:9"
     assert agents["wikipedia"]["api_url"] == "http://127.0.0.1:9/w/api.php"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["chek", "x"], "No such command 'chek'. Did you mean 'check'?"),
+        (["extrat"], "No such command 'extrat'. Did you mean 'extract'?"),
+        (["memory", "forgte", "1"], "No such command 'forgte'. Did you mean 'forget'?"),
+    ],
+)
+def test_a_mistyped_command_gets_the_closest_one_suggested(args: list[str], said: str) -> None:
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2 and said in result.output
+
+
+def test_a_command_like_no_other_gets_no_suggestion() -> None:
+    result = CliRunner().invoke(cli, ["zzzz"])
+    assert result.exit_code == 2 and "No such command 'zzzz'." in result.output
+    assert "Did you mean" not in result.output

@@ -12,6 +12,7 @@ refused) print as one ``warning: ...`` line.
 
 from __future__ import annotations
 
+import difflib
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -22,7 +23,22 @@ from factcheck.errors import FactcheckError, raise_errors_requested
 from factcheck.plugins.hookspecs import hookimpl
 
 
-class FactcheckGroup(click.Group):
+class SuggestingGroup(click.Group):
+    """A group that answers a mistyped command with the closest ones: "No such command 'chek'. Did you mean
+    'check'?" (exit 2, as every usage error)."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if args and self.get_command(ctx, name) is None and not name.startswith("-"):
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=2, cutoff=0.6)
+            if close:
+                ctx.fail(f"No such command {name!r}. Did you mean {' or '.join(repr(c) for c in close)}?")
+        return super().resolve_command(ctx, args)
+
+
+class FactcheckGroup(SuggestingGroup):
     """A group whose commands come from the plugin registry, and that prints domain errors as one line."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:

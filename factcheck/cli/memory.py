@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from factcheck.cli import SuggestingGroup
 from factcheck.cli.flags import HelpOption, config_flag, memory_option
 from factcheck.errors import ConfigError, InputError
 from factcheck.memory.settings import MemorySettings
@@ -180,7 +181,7 @@ def _lent_line(store: MemoryStore, correction: Correction, require: int) -> str:
     return f"not lent yet: {require} reviewers must agree on the claim's label ([memory] require)"
 
 
-@click.group(short_help="Audit the experience memory: list, show, forget, import.")
+@click.group(cls=SuggestingGroup, short_help="Audit the experience memory: list, show, forget, import.")
 def memory() -> None:
     """The experience memory of corrections: list and show its entries with their provenance, forget one
     for good, or import the gold labels of an eval run."""
