@@ -255,14 +255,50 @@ def test_list_and_show(memory: Path, result_file: Path) -> None:
     assert result.exit_code == 1 and "no correction 9 in" in result.output
 
 
-def test_forget_asks_first_and_says_when_there_is_no_such_id(memory: Path) -> None:
+def forget_at_a_terminal(memory: Path, answer: str) -> tuple[int, str]:
+    """``factcheck memory forget 1`` run on a pseudo-terminal, answering its question with ``answer``."""
+    import pty
+    import subprocess
+    import sys
+
+    main, child = pty.openpty()
+    command = [sys.executable, "-m", "factcheck", "memory", "forget", "1", "--memory", str(memory)]
+    with subprocess.Popen(command, stdin=child, stdout=child, stderr=child) as process:
+        os.close(child)
+        seen = b""
+        while b"[y/N]" not in seen:
+            seen += os.read(main, 1024)
+        os.write(main, answer.encode() + b"\n")
+        code = process.wait(timeout=60)
+        try:
+            while chunk := os.read(main, 1024):
+                seen += chunk
+        except OSError:  # the terminal closed with the process
+            pass
+    os.close(main)
+    return code, seen.decode(errors="replace")
+
+
+def test_forget_asks_first_at_a_terminal_and_says_when_there_is_no_such_id(memory: Path) -> None:
     add(memory, STATINS, "TRUE", "alice")
-    refused = run("memory", "forget", "1", "--memory", str(memory), input="n\n")
-    assert refused.exit_code == 1 and "Forget correction 1" in refused.output
+    code, said = forget_at_a_terminal(memory, "n")
+    assert code == 1 and "Forget correction 1" in said
     assert MemoryStore(memory).get(1) is not None
-    assert run("memory", "forget", "1", "--memory", str(memory), input="y\n").exit_code == 0
+    code, said = forget_at_a_terminal(memory, "y")
+    assert code == 0 and "forgot correction 1" in said and MemoryStore(memory).get(1) is None
     missing = run("memory", "forget", "1", "--memory", str(memory), "--yes")
     assert missing.exit_code == 1 and "no correction 1 in" in missing.output
+
+
+def test_forget_with_no_terminal_refuses_in_one_line_unless_told_yes(memory: Path) -> None:
+    add(memory, STATINS, "TRUE", "alice")
+    piped = run("memory", "forget", "1", "--memory", str(memory), input="y\n")  # a pipe, not a person
+    assert piped.exit_code == 1 and MemoryStore(memory).get(1) is not None
+    assert piped.output.strip().splitlines() == [
+        "Error: forget asks before it removes correction 1, and no terminal can answer: add --yes"
+    ]
+    assert run("memory", "forget", "1", "--memory", str(memory), "--yes").exit_code == 0
+    assert MemoryStore(memory).get(1) is None
 
 
 def test_a_forgotten_entry_is_never_shown_or_lent_again(memory: Path) -> None:

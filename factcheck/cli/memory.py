@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -287,13 +288,16 @@ def _get(store: MemoryStore, number: int) -> Correction:
 
 @memory.command("forget", short_help="Remove a correction for good.")
 @click.argument("number", metavar="ID", type=int)
-@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask (needed where no terminal can answer: a script, a pipe).")
 @memory_file
 @config_flag
 def forget(number: int, yes: bool, memory_path: Path | None, config: Path | None) -> None:
     """Remove correction ID for good: no listing shows it and no check lends it again."""
     store = _store(memory_of(memory_path, config))
     correction = _get(store, number)
+    if not yes and not (sys.stdin is not None and sys.stdin.isatty()):
+        # A script or a pipe cannot answer the question: refuse rather than wait on, or read, a stream.
+        raise InputError(f"forget asks before it removes correction {number}, and no terminal can answer: add --yes")
     if not yes:
         click.confirm(
             f'Forget correction {number} ({correction.label} for "{short(correction.claim, 60)}" '
