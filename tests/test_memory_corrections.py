@@ -258,15 +258,19 @@ def test_list_and_show(memory: Path, result_file: Path) -> None:
 def forget_at_a_terminal(memory: Path, answer: str) -> tuple[int, str]:
     """``factcheck memory forget 1`` run on a pseudo-terminal, answering its question with ``answer``."""
     import pty
+    import select
     import subprocess
     import sys
+    import time
 
     main, child = pty.openpty()
     command = [sys.executable, "-m", "factcheck", "memory", "forget", "1", "--memory", str(memory)]
     with subprocess.Popen(command, stdin=child, stdout=child, stderr=child) as process:
         os.close(child)
-        seen = b""
+        seen, deadline = b"", time.monotonic() + 60
         while b"[y/N]" not in seen:
+            ready, _, _ = select.select([main], [], [], max(0.0, deadline - time.monotonic()))
+            assert ready, f"no question within 60 s: {seen!r}"
             seen += os.read(main, 1024)
         os.write(main, answer.encode() + b"\n")
         code = process.wait(timeout=60)
