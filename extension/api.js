@@ -6,6 +6,11 @@ const ext = globalThis.browser ?? globalThis.chrome;
 
 const DEFAULT_SERVER = "http://127.0.0.1:8000";
 
+/** "1 claim", "2 claims"; `many` where the plural is not the noun and an s. Every count a reader sees. */
+function plural(count, noun, many) {
+  return `${count} ${count === 1 ? noun : many ?? `${noun}s`}`;
+}
+
 /** The server URL (no trailing slash) and API key from the options page. */
 async function loadSettings() {
   const stored = await ext.storage.local.get({ server: DEFAULT_SERVER, apiKey: "" });

@@ -196,7 +196,11 @@ function connectionLost(state, reason) {
   const cause = reason ? ` (${reason})` : "";
   if (!total) return `the connection to the server was lost before it sent the claims${cause}`;
   const kept = done ? `: the ${done} checked ${done === 1 ? "is" : "are"} kept, ` : ": ";
-  return `the connection to the server was lost after ${done} of ${total} claims${cause}${kept}the other ${total - done} were not checked`;
+  const rest = total - done;
+  return (
+    `the connection to the server was lost after ${done} of ${plural(total, "claim")}${cause}${kept}` +
+    `the other ${rest} ${rest === 1 ? "was" : "were"} not checked`
+  );
 }
 
 async function runCheck({ checkId, kind, text, url, title, tabId, frameId = 0, onPage }) {

@@ -428,7 +428,7 @@ function renderState(state, nodes) {
   if (state.status === "error") nodes.status.textContent = `Error: ${plain(state.error)}`;
   else if (state.status === "checking") {
     const done = state.claims.filter((claim) => !claim.pending).length;
-    nodes.status.textContent = state.claims.length ? `Checking… ${done} of ${state.claims.length} claims done` : "Checking…";
+    nodes.status.textContent = state.claims.length ? `Checking… ${done} of ${plural(state.claims.length, "claim")} done` : "Checking…";
   } else {
     const partial = verdict?.partial ? " (partial: the server's deadline cut the check short)" : "";
     nodes.status.textContent = `${state.claims.length} claim${state.claims.length === 1 ? "" : "s"} checked${partial}`;

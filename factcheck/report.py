@@ -12,6 +12,7 @@ from rich.text import Text
 
 from factcheck.precedents import lent_precedents
 from factcheck.scoring import REPLAYED_NOTE
+from factcheck.text import plural
 from factcheck.types import (
     ClaimTime,
     ClaimVerdict,
@@ -69,7 +70,7 @@ def _judgment_line(judgment: Judgment) -> Text:
         line.append("\n      ↳ ")
         line.append(shown(title), style="cyan")
         if count > 1:
-            line.append(f" ({count} passages)", style="dim")
+            line.append(f" ({plural(count, 'passage')})", style="dim")
         if time_note:
             line.append(f" (of another time: {shown(time_note)})", style="yellow")
         elif dated:
@@ -94,9 +95,8 @@ def _claim_block(verdict: ClaimVerdict) -> Group:
     head.append(f"  {_score(verdict.score)}{', weak' if verdict.strength == 'weak' else ''}  ", style="dim")
     head.append(shown(verdict.claim.text))
     if verdict.claim.attributed_to:
-        said = (
-            f"\n    (what {shown(verdict.claim.attributed_to)} says: the verdict is on the claim, not on who said it)"
-        )
+        who = shown(verdict.claim.attributed_to)
+        said = f"\n    (attributed to {who}: the verdict is on the claim, not on who said it)"
         head.append(said, style="dim")
     elif verdict.claim.original:
         head.append(f"\n    (as written: {shown(verdict.claim.original)})", style="dim")
@@ -238,11 +238,6 @@ NO_CLAIMS_NOTE = (
 )
 
 
-def plural(count: int, noun: str) -> str:
-    """``1 claim``, ``2 claims``."""
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
 def render(verdict: TextVerdict, console: Console) -> None:
     """Print the label and score, then every claim with each agent's verdict and evidence."""
     summary = Table.grid(padding=(0, 2))
@@ -286,12 +281,13 @@ def usage_line(verdict: TextVerdict) -> Text:
     # "~": some calls' tokens (and cost) are estimates, because the server reported none.
     approx = "~" if u.estimated_llm_calls else ""
     parts = [
-        f"{u.llm_calls} LLM calls",
-        f"{approx}{u.prompt_tokens + u.completion_tokens} tokens",
-        f"{u.search_calls} searches",
+        plural(u.llm_calls, "LLM call"),
+        approx + plural(u.prompt_tokens + u.completion_tokens, "token"),
+        plural(u.search_calls, "search", "searches"),
     ]
     if u.estimated_llm_calls:
-        parts.append(f"{u.estimated_llm_calls} calls' tokens estimated")
+        calls = "1 call's" if u.estimated_llm_calls == 1 else f"{u.estimated_llm_calls} calls'"
+        parts.append(f"{calls} tokens estimated")
     parts += [f"{approx}${u.cost_usd:.4f}", plural(hits, "cache hit"), f"{u.wall_s.get('total', 0.0):.1f} s"]
     return Text("usage: " + ", ".join(parts), style="dim")
 

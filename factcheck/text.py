@@ -11,6 +11,12 @@ T = TypeVar("T")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """``1 claim``, ``2 claims``; ``many`` where the plural is not the noun and an s (``1 search``, ``2
+    searches``). Every user-facing count goes through here."""
+    return f"{count} {noun}" if count == 1 else f"{count} {many or noun + 's'}"
+
+
 def valid_unicode(text: str) -> str:
     """``text`` with every lone surrogate replaced by U+FFFD (a split pair is joined again).
 

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 
 from factcheck.context import current
 from factcheck.errors import BudgetReachedError
+from factcheck.text import plural
 from factcheck.types import Usage
 
 
@@ -109,11 +110,11 @@ def limit_reached(
     allows nothing more after ``llm_calls`` calls costing ``cost_usd`` and ``searches`` requests, or ``None``
     (the wording of ``--max-llm-calls`` / ``--max-cost`` / ``--max-searches``)."""
     if max_llm_calls is not None and llm_calls >= max_llm_calls:
-        return f"--max-llm-calls {max_llm_calls} reached ({llm_calls} calls made)"
+        return f"--max-llm-calls {max_llm_calls} reached ({plural(llm_calls, 'call')} made)"
     if max_cost_usd is not None and cost_usd >= max_cost_usd:
         return f"--max-cost {max_cost_usd:g} reached (${cost_usd:.4f} spent)"
     if max_searches is not None and searches >= max_searches:
-        return f"--max-searches {max_searches} reached ({searches} search requests sent)"
+        return f"--max-searches {max_searches} reached ({plural(searches, 'search request')} sent)"
     return None
 
 
@@ -179,8 +180,9 @@ class Spending:
         before each request was sent (whether or not its check finished)."""
         with self._lock:
             by_service = ", ".join(f"{name} {n}" for name, n in sorted(self.searches.items()))
-            searches = f"{sum(self.searches.values())} search requests" + (f" ({by_service})" if by_service else "")
-            return f"{self.llm_calls} LLM calls, {searches}, ${self.cost_usd:.4f}"
+            searches = plural(sum(self.searches.values()), "search request")
+            searches += f" ({by_service})" if by_service else ""
+            return f"{plural(self.llm_calls, 'LLM call')}, {searches}, ${self.cost_usd:.4f}"
 
 
 def charge_search(service: str) -> None:

@@ -30,6 +30,7 @@ from factcheck.net import REFUSALS, Service, digest, use_service
 from factcheck.resume import AppendLog, read_done
 from factcheck.testing import ScriptedVerifier, StaticSource
 from factcheck.testing.llm import FakeChatServer
+from factcheck.text import plural
 from factcheck.types import Assessment, Claim, Evidence
 from factcheck.webpage import html_main_text
 from tests.fakes import FakeServer, Request, Response
@@ -599,9 +600,8 @@ def test_a_reached_llm_budget_stops_the_searches_of_the_checks_in_flight(
     assert code == 3, output
     assert fake_llm.requests == 1
     assert len(smoking) <= 1  # no retry sent with the budget reached (nor the first, if it came later)
-    assert f"1 LLM calls, {sent} search requests (serper {len(serper.requests)}, wikipedia {len(wiki.requests)})" in (
-        " ".join(output.split())
-    )
+    by_service = f"(serper {len(serper.requests)}, wikipedia {len(wiki.requests)})"
+    assert f"1 LLM call, {plural(sent, 'search request')} {by_service}" in " ".join(output.split())
 
 
 def batch_to_an_unreachable_host(tmp_path: Path, wiki: FakeServer, documents: int) -> tuple[int, str, Path, str]:

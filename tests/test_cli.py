@@ -658,7 +658,7 @@ def test_check_stops_searching_at_its_budget_and_says_what_was_sent(
         sent = len(fake.requests)
     assert code == 0, output
     assert sent == 1  # two claims, two agents: one request allowed, one sent
-    assert "budget: --max-searches 1 reached (1 search requests sent)" in output
+    assert "budget: --max-searches 1 reached (1 search request sent)" in output
 
 
 def test_serve_passes_its_endpoint_flags_to_every_checker_through_the_environment() -> None:
@@ -687,3 +687,24 @@ def test_a_command_like_no_other_gets_no_suggestion() -> None:
     result = CliRunner().invoke(cli, ["zzzz"])
     assert result.exit_code == 2 and "No such command 'zzzz'." in result.output
     assert "Did you mean" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("count", "noun", "many", "said"),
+    [
+        (1, "search", "searches", "1 search"),
+        (2, "search", "searches", "2 searches"),
+        (0, "LLM call", None, "0 LLM calls"),
+    ],
+)
+def test_counts_agree_with_their_nouns(count: int, noun: str, many: str | None, said: str) -> None:
+    from factcheck.text import plural
+
+    assert plural(count, noun, many) == said
+
+
+def test_the_usage_line_says_one_search_not_one_searches() -> None:
+    from factcheck.report import usage_line
+
+    verdict = TextVerdict(text="x", claims=(), usage=Usage(llm_calls=1, search_calls=1, prompt_tokens=1))
+    assert str(usage_line(verdict)).startswith("usage: 1 LLM call, 1 token, 1 search, $0.0000, 0 cache hits")

@@ -181,13 +181,16 @@ def test_a_filter_can_be_turned_off_and_names_are_checked() -> None:
         (
             "A post on social media claims that the measles vaccine causes autism.",
             "The measles vaccine causes autism.",
-            "A post on social media",
+            "a post on social media",  # as it reads inside a sentence: "attributed to a post on social media"
         ),
         (
             "Supporters say regular cycling lowers the risk of heart disease.",
             "Regular cycling lowers the risk of heart disease.",
-            "Supporters",
+            "supporters",
         ),
+        ("Scientists say smoking causes lung cancer.", "Smoking causes lung cancer.", "scientists"),
+        ("The WHO says smoking causes lung cancer.", "Smoking causes lung cancer.", "the WHO"),
+        ("Google says the phone sells well.", "The phone sells well.", "Google"),  # a name keeps its capital
         (
             "According to the ministry, 3,000 new homes were built in 2022.",
             "3,000 new homes were built in 2022.",

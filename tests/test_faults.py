@@ -429,7 +429,7 @@ def test_budget_reached_makes_the_batch_stop_before_the_next_document() -> None:
     spending.charge()
     with pytest.raises(Exception, match="--max-llm-calls 1 reached"):
         spending.charge()
-    assert spending.reached() == "--max-llm-calls 1 reached (1 calls made)"
+    assert spending.reached() == "--max-llm-calls 1 reached (1 call made)"
     dollars = Budget(max_cost_usd=0.01).spending()
     dollars.charge()
     dollars.add_cost(0.012)  # the call in flight when the limit was reached may pass it; the next may not start

@@ -71,7 +71,7 @@ def failure(verdict: TextVerdict, conditions: Collection[str]) -> tuple[int, str
 
 def _unmet(condition: str, verdict: TextVerdict) -> str | None:
     """Why ``verdict`` meets the ``--fail-on`` ``condition``, in words; None when it does not."""
-    from factcheck.report import plural
+    from factcheck.text import plural
     from factcheck.types import Label
 
     claims = verdict.claims

@@ -87,7 +87,7 @@ def extract(
         record["notes"] = list(recorder.notes)
         click.echo(json.dumps(record, ensure_ascii=False, indent=2))
         return
-    from factcheck.report import plural
+    from factcheck.text import plural
 
     for note in recorder.notes:
         click.echo(f"note: {note}")

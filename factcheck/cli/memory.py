@@ -28,6 +28,7 @@ from factcheck.errors import ConfigError, InputError
 from factcheck.memory.settings import MemorySettings
 from factcheck.memory.store import LABELS, Correction, MemoryStore
 from factcheck.report import shown
+from factcheck.text import plural
 
 NO_MEMORY = (
     "no experience memory configured: pass --memory PATH, set FACTCHECK_MEMORY, "
@@ -209,7 +210,7 @@ def list_corrections(
     if not found:
         console.print(f"no corrections in {store.path}", highlight=False, markup=False)
         return
-    table = Table(title=f"{len(found)} corrections in {store.path}, newest first")
+    table = Table(title=f"{plural(len(found), 'correction')} in {store.path}, newest first")
     for column in ("id", "date", "reviewer", "origin", "label", "was"):
         table.add_column(column, no_wrap=True)
     table.add_column("claim", ratio=3, overflow="fold")
@@ -259,7 +260,7 @@ def show(number: int, memory_path: Path | None, config: Path | None, fmt: str) -
         ("recorded", correction.created_at),
         ("check", correction.check_ref or "-"),
         ("lent", _lent_line(store, correction, settings.require)),
-        ("evidence", f"{len(correction.evidence)} passages cited"),
+        ("evidence", f"{plural(len(correction.evidence), 'passage')} cited"),
     ):
         fields.add_row(name, cell(value))
     console.print(fields)
@@ -342,6 +343,5 @@ def import_judgments(judgments: str, reviewer: str | None, memory_path: Path | N
     new = [c for c in found if (c.reviewer, c.check_ref, c.label) not in known]
     stored = store.add_many(new) if new else 0
     kept = len(found) - len(new)
-    click.echo(
-        f"imported {stored} corrections by {who} into {store.path}" + (f" ({kept} already there)" if kept else "")
-    )
+    already = f" ({kept} already there)" if kept else ""
+    click.echo(f"imported {plural(stored, 'correction')} by {who} into {store.path}{already}")

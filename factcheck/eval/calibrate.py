@@ -48,6 +48,7 @@ from factcheck.plugins.hookspecs import hookimpl
 from factcheck.scoring.base import Scorer
 from factcheck.scoring.mafc import MAFCScorer
 from factcheck.scoring.pamas import DEFAULT_GROUPS
+from factcheck.text import plural
 from factcheck.trust import (
     GATE,
     TEAM,
@@ -534,7 +535,7 @@ def _print_gate(
     def alpha_of(case: GateCase) -> dict[str, float]:
         return {a: trust.weight(a, weighting) for a in case.agents}
 
-    table = Table(title=f"leader's confidence against accuracy ({len(cases)} claims, first round)")
+    table = Table(title=f"leader's confidence against accuracy ({plural(len(cases), 'claim')}, first round)")
     for column in ("confidence", "claims", "leader accuracy", "first-round accuracy (mafc)"):
         table.add_column(column)
     for low, high, n, lead, pooled in reliability(cases, alpha_of):
@@ -582,7 +583,7 @@ def _print_trust(console: Console, fit: TrustFit, records: int, out: Path, epoch
     """The trust table, and what the passes of a learner other than the one-pass fit did."""
     trust = fit.trust
     how = learning_name(epochs, update)
-    table = Table(title=f"trust from {records} texts -> {out}")
+    table = Table(title=f"trust from {plural(records, 'text')} -> {out}")
     for column in ("agent", "judged", "accuracy", "abstention", "log_odds", f"pamas (eq. 15, {how})"):
         table.add_column(column)
     for name, t in trust.agents.items():
@@ -592,7 +593,7 @@ def _print_trust(console: Console, fit: TrustFit, records: int, out: Path, epoch
     console.print(table)
     if (epochs, update) != (1, "all"):
         console.print(
-            f"eq. 15 {how}: the team was wrong on {', '.join(map(str, fit.errors))} of {fit.claims} claims, "
+            f"eq. 15 {how}: the team was wrong on {', '.join(map(str, fit.errors))} of {plural(fit.claims, 'claim')}, "
             f"pass by pass; {sum(fit.updates)} weight updates"
         )
 
@@ -601,7 +602,7 @@ def _print_team(console: Console, shape: TeamShape) -> None:
     """The team's shape: the agents' table, the clusters, the prune candidates and the recommended team."""
     p = shape.params
     agents = Table(
-        title=f"team shape on {shape.claims} claims (clusters: mean cosine >= {p.threshold:g}, <= {p.n_max})"
+        title=f"team shape on {plural(shape.claims, 'claim')} (clusters: mean cosine >= {p.threshold:g}, <= {p.n_max})"
     )
     for column in ("agent", "trust", "F1", "calls/claim", "cluster", "closest more trusted", "cosine"):
         agents.add_column(column)

@@ -57,6 +57,7 @@ from factcheck.pipeline import Checker
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.plugins.manager import get_registry
 from factcheck.resume import guard_settings, read_done
+from factcheck.text import plural
 from factcheck.trust import claim_cases
 
 DEFAULT_SCORERS = "mafc,mafc:bounds=reference,average,average:remap=false,normsum,majority"
@@ -333,7 +334,7 @@ def _check(
 
 
 def _print_table(dataset: str, rows: Any, texts: int, cost: dict[str, float]) -> None:
-    table = Table(title=f"{dataset}: {texts} texts")
+    table = Table(title=f"{dataset}: {plural(texts, 'text')}")
     for column in ("scorer", "labels", "accuracy [95% CI]", "macro-F1", "abstain", "ECE"):
         table.add_column(column, no_wrap=True)
     for row in rows:
@@ -365,7 +366,7 @@ def import_mafc(out_dir: Path, data_dir: Path | None) -> None:
     from factcheck.eval import mafc
 
     for path, count in mafc.write_all(data_dir or shared_data_dir(), out_dir):
-        click.echo(f"wrote {count} texts to {path}")
+        click.echo(f"wrote {plural(count, 'text')} to {path}")
 
 
 def check_memory(settings: Settings, dataset: str, mode: str) -> None:

@@ -28,6 +28,7 @@ from factcheck.errors import InputError
 from factcheck.eval.datasets import DATA_HINT, load_dataset
 from factcheck.eval.runner import item_claims, record, replay_records
 from factcheck.jsonl import read_records
+from factcheck.text import plural
 from factcheck.types import ClaimVerdict, Judgment, TextVerdict
 
 AGENTS = ("Google", "Wikipedia", "LLM")  # Agent1..3 of the authors' CSV
@@ -47,7 +48,7 @@ def scifact_binary(data_dir: Path) -> list[dict[str, Any]]:
     with csv_path.open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     if len(rows) != len(items):
-        raise InputError(f"{csv_path} has {len(rows)} rows for {len(items)} claims")
+        raise InputError(f"{csv_path} has {plural(len(rows), 'row')} for {plural(len(items), 'claim')}")
     records = []
     for item, row in zip(items, rows, strict=True):
         (claim,) = item_claims(item)

@@ -75,6 +75,15 @@ def _source(subject: Token, verb: Token) -> Span:
     return _subtree_span(subject)
 
 
+def _inside_a_sentence(speaker: Span) -> str:
+    """The speaker as it reads inside another sentence: a common noun that opened the sentence loses its
+    capital ("Researchers say ..." is attributed to "researchers"); a name ("Google", "WHO") keeps it."""
+    first = speaker[0]
+    if first.is_sent_start and first.pos_ != "PROPN" and first.is_title and not (first.is_upper and len(first) > 1):
+        return first.text.lower() + speaker.text[len(first.text) :]
+    return speaker.text
+
+
 def find_attribution(sentence: Span) -> Attribution | None:
     """The reported statement of ``sentence`` and its source, or None when it reports nobody's words."""
     root = sentence.root
@@ -93,7 +102,8 @@ def find_attribution(sentence: Span) -> Attribution | None:
                 speaker = _source(subject, verb)
                 named = speaker.text.lower() not in NOBODY
                 past = verb.tag_ in ("VBD", "VBN") or any(c.tag_ == "VBD" for c in root.children if c.dep_ == "aux")
-                return Attribution(clause, speaker.text if named else None, verb.text, speaker if named else None, past)
+                source = _inside_a_sentence(speaker) if named else None
+                return Attribution(clause, source, verb.text, speaker if named else None, past)
     for token in sentence:
         if token.lower_ == "according" and token.dep_ == "prep":
             to = next((c for c in token.children if c.lower_ == "to"), None)

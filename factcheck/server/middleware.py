@@ -28,7 +28,7 @@ from factcheck.secrets import redact
 from factcheck.server.auth import KeyChecker, RateLimiter, retry_after_header
 from factcheck.server.runner import VOUCH
 from factcheck.server.settings import ServerSettings
-from factcheck.text import valid_unicode
+from factcheck.text import plural, valid_unicode
 
 log = logging.getLogger("factcheck.server")
 CALLER = "factcheck_caller"  # the scope state's key for the caller's id (see KeyFirst)
@@ -261,7 +261,7 @@ class Gate:
             if wait > 0:
                 raise APIError(
                     429,
-                    f"claim rate limit reached ({count} claims): retry in {wait:.1f}s",
+                    f"claim rate limit reached ({plural(count, 'claim')}): retry in {wait:.1f}s",
                     {"Retry-After": retry_after_header(wait)},
                 )
 
