@@ -514,3 +514,22 @@ def test_a_deliberation_stops_rather_than_repeat_a_step_word_for_word() -> None:
     said = [(s.action, s.actor, s.query, s.judgment, s.critique, s.inputs) for s in record.steps]
     assert len(said) == len(set(map(repr, said)))  # no step recorded twice
     assert record.stopped.startswith("nothing new")
+
+
+@dataclass(frozen=True)
+class ShallowSource(QuerySource):
+    """Finds its passages only when asked for more than the first round's three (a deeper reading)."""
+
+    async def retrieve(self, claim: Claim) -> list[Evidence]:
+        return await super().retrieve(claim) if self.top_k > 3 else []
+
+
+def test_the_leaders_source_read_deeper_rules_but_gives_no_verdict_where_the_first_round_had_none() -> None:
+    # Issue 39: reading three times deeper, the offline roles' new verdicts were wrong more often than right.
+    verdict = check(checker(Agent("a", ShallowSource(), WordVerifier()), policy=ECMR()))
+    record = verdict.deliberation
+    assert record is not None
+    deeper = [s for s in record.steps if s.action == "verify"]
+    assert deeper and deeper[0].actor == "a" and deeper[0].judgment is not None
+    assert deeper[0].judgment.factuality is True and deeper[0].applied is False  # recorded, not applied
+    assert verdict.label is Label.UNVERIFIED and all(j.abstained for j in verdict.judgments)

@@ -409,7 +409,7 @@ class Floor:
         judgment = step.judgment
         # The leader's own source read deeper (verify, when no agent is left to ask) rules over what is held, as
         # a decision-maker does: not an independent agent's first answer.
-        deeper = step.action == "verify" and judgment is not None and judgment.agent == f"{self.leader}:verify"
+        deeper = step.action == "verify" and step.actor == self.leader  # not an unasked agent's first answer
         if judgment is not None and step.error is None and (step.action == "arbitrate" or step.replaces or deeper):
             replaced = [self.held[str(step.replaces)]] if step.replaces in self.held else []
             standing = list(self.held.values()) if step.action == "arbitrate" or deeper else replaced

@@ -37,6 +37,15 @@ class Scorer(Configurable, ABC):
         return fmean(claim_scores) if claim_scores else None
 
 
+def earned_text_label(label: Label, claims: Sequence[ClaimVerdict]) -> Label:
+    """A text is FALSE only when one of its claims is a strong FALSE: FALSE must be earned. A text some rule
+    would call FALSE on weak FALSE claims alone is PARTLY TRUE beside a TRUE claim, else UNVERIFIED. Applied
+    by :meth:`LabelRule.settle` to every rule's text label whose ``earned`` option is on (a plugin's too)."""
+    if label != Label.FALSE or any(c.label == Label.FALSE and c.strength == "strong" for c in claims):
+        return label
+    return Label.PARTLY_TRUE if any(c.label == Label.TRUE for c in claims) else Label.UNVERIFIED
+
+
 class LabelRule(Configurable, ABC):
     """Turns claim and text scores into labels."""
 
@@ -52,8 +61,6 @@ class LabelRule(Configurable, ABC):
 
     def settle(self, label: Label, claims: Sequence[ClaimVerdict]) -> Label:
         """The text's label as shown: FALSE only on a strong FALSE claim
-        (:func:`~factcheck.scoring.labels.earned_text_label`), unless the rule's ``earned`` option is false (the
+        (:func:`earned_text_label`), unless the rule's ``earned`` option is false (the
         paper's ``threshold`` rule, reproduced as published). A plugin's rule is settled so too."""
-        from factcheck.scoring.labels import earned_text_label
-
         return earned_text_label(label, claims) if getattr(self, "earned", True) else label

@@ -15,15 +15,6 @@ from factcheck.types import ClaimVerdict, Label
 LOWEST_THRESHOLD, HIGHEST_THRESHOLD = -1.0, 1.0
 
 
-def earned_text_label(label: Label, claims: Sequence[ClaimVerdict]) -> Label:
-    """A text is FALSE only when one of its claims is a strong FALSE: FALSE must be earned. A text some rule
-    would call FALSE on weak FALSE claims alone is PARTLY TRUE beside a TRUE claim, else UNVERIFIED. Applied
-    by :meth:`LabelRule.settle` to every rule's text label whose ``earned`` option is on (a plugin's too)."""
-    if label != Label.FALSE or any(c.label == Label.FALSE and c.strength == "strong" for c in claims):
-        return label
-    return Label.PARTLY_TRUE if any(c.label == Label.TRUE for c in claims) else Label.UNVERIFIED
-
-
 def threshold_claim_label(score: float | None, threshold: float) -> Label:
     """A claim is TRUE when its score is above ``threshold`` (binary, as in the paper)."""
     if score is None:

@@ -119,11 +119,10 @@ def read_answer(text: str) -> Assessment:
     return read_verdict(parse_json_object(text, required=VERDICT_KEYS))
 
 
-def relied_on(text: str, passages: int) -> list[int]:
-    """The passages (0-based, in the order shown, each once) that the answer ``text`` says state its verdict:
-    its ``relied_on`` list read leniently ("#2", "2", 2, "passage #2"); numbers outside ``1..passages`` and
-    anything else are dropped. [] where the answer names none (a model that leaves the field out)."""
-    named = parse_json_object(text, required=VERDICT_KEYS).get("relied_on")
+def relied_on(named: object, passages: int) -> list[int]:
+    """The passages (0-based, in the order shown, each once) that an answer's ``relied_on`` says state its
+    verdict, read leniently ("#2", "2", 2, "passage #2"); numbers outside ``1..passages`` and anything else are
+    dropped. [] where the answer names none (a model that leaves the field out)."""
     found: list[int] = []
     for item in named if isinstance(named, list) else []:
         number = item if isinstance(item, int) and not isinstance(item, bool) else None
@@ -196,8 +195,8 @@ class LLMVerifier(Verifier):
             validate=read_answer,
             logprobs=0 if self.per_passage else self.logprobs,
         )
-        assessment = read_answer(answer.text)
-        resting = relied_on(answer.text, len(evidence))
+        read = parse_json_object(answer.text, required=VERDICT_KEYS)
+        assessment, resting = read_verdict(read), relied_on(read.get("relied_on"), len(evidence))
         if answer.logprobs:
             assessment = replace(assessment, signals=answer_signals(answer, "factuality", VERDICT_KEYS))
         return assessment, resting
