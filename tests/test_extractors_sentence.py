@@ -3,6 +3,7 @@
 import threading
 import time
 import warnings
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,6 +11,9 @@ import pytest
 from factcheck import ConfigError
 from factcheck.extractors import sentence
 from factcheck.extractors.sentence import SentenceExtractor, blocks, load_pipeline, parse
+from tests.scripts import script
+
+DATA = Path(__file__).parent / "data"
 
 TEXT = "  The Eiffel Tower is in Paris. Is it tall? It was completed in 1889 by Gustave Eiffel's company.\nYes."
 
@@ -79,10 +83,10 @@ def test_keyword_queries_from_entities_and_noun_chunks() -> None:
 
 
 def test_a_blank_line_always_ends_a_claim() -> None:
-    text = "Aspirin study\n\nAspirin lowers the risk of heart attacks. It is cheap.\n  \nStatins lower LDL cholesterol"
+    text = "Aspirin study\n\nAspirin was first made in 1897. It is cheap.\n  \nStatins lower LDL cholesterol"
     found = SentenceExtractor().extraction(text)
     assert [c.text for c in found.claims] == [
-        "Aspirin lowers the risk of heart attacks.",
+        "Aspirin was first made in 1897.",
         "Aspirin is cheap.",
         "Statins lower LDL cholesterol",
     ]
@@ -92,7 +96,7 @@ def test_a_blank_line_always_ends_a_claim() -> None:
     bare = SentenceExtractor(filters=(), decontextualise=False).extract(text)
     assert [c.text for c in bare] == [
         "Aspirin study",
-        "Aspirin lowers the risk of heart attacks.",
+        "Aspirin was first made in 1897.",
         "It is cheap.",
         "Statins lower LDL cholesterol",
     ]
@@ -246,6 +250,48 @@ def test_a_leading_reference_gets_its_antecedent(text: str, claim: str) -> None:
     claims = SentenceExtractor().extract(text)
     assert claims[-1].text == claim and claims[-1].edits == ("decontextualised",)
     assert claims[-1].original is not None and claims[-1].original in text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The WHO published new guidance. The ministry approved the budget.",
+        "Google released a phone. The ministry approved the budget.",
+        "The CDC reported 300 cases. The ministry cut the deficit by 2 percent.",
+        "Obama met Angela Merkel in Berlin. She praised the agreement.",
+        "Google released a phone in 2019. It costs 800 dollars.",
+    ],
+)
+def test_a_reference_that_cannot_be_told_stays_as_written(text: str) -> None:
+    # That the WHO and a ministry are both organisations does not make the ministry the WHO; which of
+    # two people "she" is, or whether "it" is Google or its phone, a parse cannot tell.
+    last = SentenceExtractor().extract(text)[-1]
+    assert text.endswith(last.text) and "decontextualised" not in last.edits
+
+
+@pytest.mark.parametrize(
+    ("sentence", "claim", "speaker"),
+    [
+        (
+            "The ministry said it approved the budget in March.",
+            "The ministry approved the budget in March.",
+            "the ministry",
+        ),
+        ("Pfizer said it cut prices by 10 percent in 2022.", "Pfizer cut prices by 10 percent in 2022.", "Pfizer"),
+    ],
+)
+def test_it_in_a_reported_clause_is_who_reports_it(sentence: str, claim: str, speaker: str) -> None:
+    (found,) = SentenceExtractor().extract(sentence)
+    assert (found.text, found.attributed_to) == (claim, speaker)
+
+
+@pytest.mark.parametrize("name", ["decontext.jsonl", "decontext-heldout.jsonl"])
+def test_references_are_resolved_only_when_sure(name: str) -> None:
+    # scripts/measure_decontext.py: each text's last claim against the one a careful reader would check.
+    outcomes = script("measure_decontext").measure(DATA / "extraction" / name)
+    assert len(outcomes) >= 20
+    assert [o.text for o in outcomes if o.verdict == "wrong"] == []
+    assert sum(o.verdict == "right" for o in outcomes) / len(outcomes) >= 0.85
 
 
 def test_no_antecedent_across_a_blank_line_or_when_turned_off() -> None:

@@ -50,11 +50,17 @@ class Attribution:
 def _trim(span: Span) -> Span:
     """``span`` without the connecting words and punctuation at its edges ("that", commas, quotes)."""
     start, end = span.start, span.end
-    while start < end and (span.doc[start].lower_ in EDGE_PUNCT or span.doc[start].dep_ == "mark"):
+    while start < end and (span.doc[start].lower_ in EDGE_PUNCT or _connective(span.doc[start])):
         start += 1
     while end > start and (span.doc[end - 1].lower_ in EDGE_PUNCT or span.doc[end - 1].is_space):
         end -= 1
     return span.doc[start:end]
+
+
+def _connective(token: Token) -> bool:
+    """A word that joins the clause to its reporting verb: "that", "whether" (the small model sometimes
+    parses "that statins ..." as a determiner: its tag still says it is a conjunction)."""
+    return token.dep_ == "mark" or (token.lower_ in ("that", "whether") and token.tag_ == "IN")
 
 
 def _subtree_span(token: Token) -> Span:

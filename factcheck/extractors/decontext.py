@@ -82,44 +82,142 @@ def _name_of(token: Token, sentence: Span) -> str | None:
     return phrase.text
 
 
-def _candidates(sentence: Span) -> list[tuple[str, str, Token]]:
-    """``(kind, text, head)`` of the things ``sentence`` mentions, its subject first, then its entities."""
-    found: list[tuple[str, str, Token]] = []
+@dataclass(frozen=True)
+class _Mention:
+    """Something an earlier sentence names: its kind ("person", "thing", "plural", "group"), its name,
+    its head, its role ("subject", "object" or "other") and the common nouns it is called by."""
+
+    kind: str
+    text: str
+    head: Token
+    role: str
+    nouns: frozenset[str]
+
+
+def _called(token: Token) -> frozenset[str]:
+    """The nouns a name is called by: its head and the nouns compounded with it ("The river Thames":
+    river, thames), and what a copula says it is ("The Louvre is the most visited museum": museum)."""
+    nouns = {token.lower_}
+    nouns.update(c.lower_ for c in token.children if c.dep_ == "compound" and c.tag_ in ("NN", "NNS"))
+    if token.dep_ == "nsubj" and token.head.lower_ in ("is", "was", "are", "were"):
+        nouns.update(c.lower_ for c in token.head.children if c.dep_ == "attr" and c.tag_ in ("NN", "NNS"))
+    return frozenset(nouns)
+
+
+def _a_person(ent: Span) -> bool:
+    """Whether ``ent`` names a person: the small model calls "the Danube" and "the Louvre" people too,
+    but a person's name does not follow "the"."""
+    return ent.label_ == "PERSON" and not (ent.start > 0 and ent.doc[ent.start - 1].lower_ == "the")
+
+
+def _kind_of(token: Token, ent: Span | None) -> str:
+    if (ent is not None and _a_person(ent)) or token.lower_ in PERSON_NOUNS:
+        return "person"
+    if _is_plural(token) or (ent is not None and ent.label_ == "NORP"):
+        return "plural"
+    return "thing"
+
+
+def _mentions(sentence: Span) -> list[_Mention]:
+    """What ``sentence`` names: its subject, its direct objects and its entities, one mention per head."""
+    found: dict[int, _Mention] = {}
     subject = _subject(sentence.root)
-    if subject is not None:
-        name = _name_of(subject, sentence)
-        ent = next((e for e in sentence.ents if e.start <= subject.i < e.end), None)
+    roles = [(subject, "subject")] if subject is not None else []
+    roles += [(c, "object") for c in sentence.root.children if c.dep_ in ("dobj", "dative")]
+    for token, role in roles:
+        name = _name_of(token, sentence)
         if name is not None:
-            if ent is not None and ent.label_ == "PERSON":
-                found.append(("person", name, subject))
-            elif _is_plural(subject) or (ent is not None and ent.label_ in ("NORP",)):
-                found.append(("plural", name, subject))
-            else:
-                found.append(("thing", name, subject))
-    for ent in sentence.ents:  # in order: a sentence names its topic first
-        if ent.label_ == "PERSON":
-            found.append(("person", ent.text, ent.root))
-        elif ent.label_ in THING_ENTITIES:
-            found.append(("thing" if not _is_plural(ent.root) else "plural", ent.text, ent.root))
-        if ent.label_ in GROUP_ENTITIES:
-            found.append(("group", ent.text, ent.root))
-    return found
+            ent = next((e for e in sentence.ents if e.start <= token.i < e.end), None)
+            found[token.i] = _Mention(_kind_of(token, ent), name, token, role, _called(token))
+    for ent in sentence.ents:
+        if ent.root.i in found:
+            continue
+        if _a_person(ent):
+            kind = "person"
+        elif ent.label_ in THING_ENTITIES or ent.label_ == "PERSON":
+            kind = "plural" if _is_plural(ent.root) else "thing"
+        elif ent.label_ in GROUP_ENTITIES:
+            kind = "group"
+        else:
+            continue
+        found[ent.root.i] = _Mention(kind, ent.text, ent.root, "other", _called(ent.root))
+    return list(found.values())
 
 
-def _matches(reference: Token, kind: str, text: str, head: Token, pronoun: str | None, ent_label: str | None) -> bool:
+def _fits(pronoun: str, kind: str) -> bool:
     if pronoun in PERSON_PRONOUNS:
         return kind == "person"
     if pronoun in THING_PRONOUNS:
         return kind == "thing"
-    if pronoun in PLURAL_PRONOUNS:
-        return kind in ("plural", "group")
-    # A definite noun phrase: the same head noun in a longer name, or an entity of the kind it names.
-    noun = reference.lower_
-    if head.lower_ == noun or head.lower_ == noun + "s":
-        return len(text.split()) > 2 or text.split()[0].lower() not in ("the", "this", "that")
-    if ent_label is not None:
-        return any(e.label_ == ent_label and e.text == text for e in head.doc.ents)
-    return False
+    return kind in ("plural", "group")
+
+
+def _one(names: set[str]) -> str | None:
+    return next(iter(names)) if len(names) == 1 else None
+
+
+def antecedent(reference: Token, pronoun: str | None, previous: list[Span]) -> str | None:
+    """The name ``reference`` (a pronoun, or the noun of "the tower") stands for in ``previous``
+    (earlier sentences, nearest last), or None when it cannot be told with confidence.
+
+    The nearest sentence that names anything that fits decides; the search never reaches past it.
+    "The tower" needs a longer name called by the same noun there, and only one: that the WHO and a
+    ministry are both organisations is not enough. A pronoun takes the sentence's subject unless a
+    direct object fits too ("Google released a phone. It costs ...": either), else the one subject or
+    object that fits; he and she need the only person the sentence names (no gender is guessed)."""
+    for sentence in reversed(previous):
+        mentions = _mentions(sentence)
+        if pronoun is None:
+            noun = reference.lower_
+            called = {noun, noun + "s"}
+            named = {
+                m.text
+                for m in mentions
+                if called & m.nouns and not {w for w in m.text.lower().split() if w not in DETERMINERS} <= called
+            }
+            if named:
+                return _one(named)
+            continue
+        fitting = [m for m in mentions if _fits(pronoun, m.kind)]
+        if not fitting:
+            continue
+        if pronoun in PERSON_PRONOUNS:
+            return _one({m.text for m in fitting})
+        subjects = [m for m in fitting if m.role == "subject"]
+        objects = [m for m in fitting if m.role == "object"]
+        rivals = _rivals(sentence, pronoun)
+        if subjects:
+            return subjects[0].text if not rivals - {subjects[0].head} else None
+        if len(objects) == 1:
+            return objects[0].text if not rivals - {objects[0].head} else None
+        groups = {m.text for m in fitting if m.kind == "group"}
+        return _one(groups) if not objects and not rivals else None
+    return None
+
+
+NOT_RIVALS = frozenset({"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "CARDINAL", "ORDINAL"})
+
+
+def _rivals(sentence: Span, pronoun: str) -> set[Token]:
+    """The heads of the noun phrases of ``sentence`` that "it" (singular) or "they" (plural) could also
+    mean: nouns of that number outside its subject, its prepositional phrases ("in Paris" is where
+    it is, not what it is) and what a copula says the subject is. "Google released a phone": Google,
+    phone; "The agency fined the bank 2 million dollars": agency, bank."""
+    subject = _subject(sentence.root)
+    rivals = set()
+    for token in sentence:
+        if token.tag_ not in (("NNS", "NNPS") if pronoun in PLURAL_PRONOUNS else ("NN", "NNP")):
+            continue
+        if token.dep_ in ("compound", "amod", "poss", "attr", "appos", "npadvmod") or token.ent_type_ in NOT_RIVALS:
+            continue
+        if token.ent_type_ == "PERSON" and (token.i == 0 or token.doc[token.i - 1].lower_ != "the"):
+            continue
+        path = [token, *token.ancestors]
+        tucked = any(t.dep_ in ("prep", "pobj", "agent", "attr") for t in path) or subject in path
+        if tucked and token != subject:
+            continue
+        rivals.add(token)
+    return rivals
 
 
 def _definite_reference(subject: Token) -> bool:
@@ -151,11 +249,15 @@ def needs_antecedent(sentence: str) -> bool:
 
 
 def _speaker_matches(speaker: Span, pronoun: str | None) -> bool:
-    """Whether "he" / "she" / "they" in a reported clause can be who reports it ("Smith said he ...")."""
+    """Whether a pronoun in a reported clause can be who reports it: "Smith said he ...", "The ministry
+    said it ...", "Researchers said they ..."."""
+    person = any(e.label_ == "PERSON" for e in speaker.ents) or speaker.root.lower_ in PERSON_NOUNS
     if pronoun in PERSON_PRONOUNS:
-        return any(e.label_ == "PERSON" for e in speaker.ents) or speaker.root.lower_ in PERSON_NOUNS
+        return person
     if pronoun in PLURAL_PRONOUNS:
         return _is_plural(speaker.root) or any(e.label_ in GROUP_ENTITIES for e in speaker.ents)
+    if pronoun in THING_PRONOUNS:
+        return not person and not _is_plural(speaker.root) and speaker.root.pos_ != "PRON"
     return False
 
 
@@ -186,14 +288,10 @@ def resolve(content: Span, previous: list[Span], speaker: Span | None = None) ->
             replaced = content.doc[subject.i - 1 : subject.i + 1]
         else:
             return None
-    ent_label = NOUN_KINDS.get(subject.lower_) if pronoun is None else None
     if speaker is not None and not possessive and _speaker_matches(speaker, pronoun):
         return _rewrite(content, replaced, speaker.text, possessive, target)
-    for sentence in reversed(previous):
-        for kind, text, head in _candidates(sentence):
-            if _matches(subject, kind, text, head, pronoun, ent_label):
-                return _rewrite(content, replaced, text, possessive, target)
-    return None
+    name = antecedent(subject, pronoun, previous)
+    return None if name is None else _rewrite(content, replaced, name, possessive, target)
 
 
 def _rewrite(content: Span, replaced: Span, antecedent: str, possessive: bool, target: Token) -> Resolution:

