@@ -42,6 +42,14 @@ _DECADE = re.compile(r"\b(?:the\s+)?((?:1[5-9]|20)\d)0s\b", re.IGNORECASE)
 _YEAR_RANGE = re.compile(r"\b(1[5-9]\d\d|20\d\d)\s*(?:-|\u2013|to|until|through)\s*(1[5-9]\d\d|20\d\d)\b")
 _YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
 _SINCE = re.compile(r"\bsince\s+(1[5-9]\d\d|20\d\d)\b", re.IGNORECASE)
+# A year of any length with its era ("476 AD", "AD 476", "44 BC", "960 CE"), "the year 476", and a
+# three-digit year closing a phrase of time ("in 476.", "since 800,"): never a bare number ("476 patients").
+_ERA = re.compile(
+    r"\b(?:(?:AD|A\.D\.|CE|C\.E\.)\s?(?P<after>\d{1,4})|(?P<year>\d{1,4})\s?(?P<era>AD|A\.D\.|CE|C\.E\.|BCE|B\.C\.E\.|BC|B\.C\.))"
+    r"(?!\w)"
+)
+_THE_YEAR = re.compile(r"\bthe\s+year\s+(\d{1,4})\b", re.IGNORECASE)
+_SHORT_YEAR = re.compile(r"\b(?:in|since|until|by|around|circa)\s+(\d{3})(?=\s*(?:[.,;:!?)]|$))", re.IGNORECASE)
 # Words that put a claim at the time it was made.
 _PRESENT = re.compile(
     r"\b(currently|presently|at present|right now|now|today|nowadays|as of today|these days|recently|lately|"
@@ -96,6 +104,8 @@ def resolve(text: str, reference: datetime, dates: Sequence[str] = ()) -> ClaimT
             return _phrase_time(match.group(0), reference)
     if (match := _SINCE.search(text)) is not None and int(match.group(1)) <= reference.year:
         return ClaimTime(f"{match.group(1)}-01-01", reference.date().isoformat(), match.group(0), "range")
+    if (found := _year_of_any_era(text)) is not None:
+        return found
     for phrase in dates:
         found = _phrase_time(phrase, reference)
         if found is not None:
@@ -107,6 +117,31 @@ def resolve(text: str, reference: datetime, dates: Sequence[str] = ()) -> ClaimT
         day = reference.date().isoformat()
         return ClaimTime(day, day, present.group(0), "present")
     return None
+
+
+def _year_of_any_era(text: str) -> ClaimTime | None:
+    """The year ``text`` names with its era ("476 AD", "44 BC"), as "the year 476", or as a three-digit
+    year closing a phrase of time ("in 476."); ``None`` otherwise. A year before Christ is written as
+    ISO 8601 writes it, counting a year 0: 44 BC is ``-0043``."""
+    before_christ = False
+    if (match := _ERA.search(text)) is not None:
+        number = int(match.group("after") or match.group("year"))
+        before_christ = (match.group("era") or "").startswith("B")
+    elif (match := _THE_YEAR.search(text) or _SHORT_YEAR.search(text)) is not None:
+        number = int(match.group(1))
+    else:
+        return None
+    if number == 0:
+        return None  # no year is called 0
+    year = 1 - number if before_christ else number
+    start = f"-{-year:04d}" if year < 0 else f"{year:04d}"
+    return ClaimTime(f"{start}-01-01", f"{start}-12-31", match.group(0), "year")
+
+
+def year_label(iso: str) -> str:
+    """The year of an ISO 8601 date for readers: "1889", "476", "44 BC" (from ``-0043-01-01``)."""
+    year = -int(iso[1:].split("-")[0]) if iso.startswith("-") else int(iso.split("-")[0])
+    return f"{1 - year} BC" if year <= 0 else str(year)
 
 
 def _phrase_time(phrase: str, reference: datetime) -> ClaimTime | None:
@@ -204,8 +239,8 @@ def reading_times(claim: Claim, reference: datetime | None = None, now: datetime
     reference = reference if reference is not None else current().reference
     now = now or datetime.now(UTC)
     wanted: list[date] = []
-    if claim.time is not None and claim.time.kind != "present":
-        wanted.append(date.fromisoformat(claim.time.end))
+    if claim.time is not None and claim.time.kind != "present" and (end := _day(claim.time.end)) is not None:
+        wanted.append(end)  # a year before Christ has no day Python can hold, nor a page revision
     if reference is not None:
         wanted.append(reference.date())
     times: list[str] = []
@@ -236,10 +271,9 @@ def mismatch(time: ClaimTime, made: date, dated: str) -> str | None:
     future against evidence dated after it was made (hindsight its author did not have). A claim about the
     past may be told by evidence of any later date ("completed in 1889", from a page of 2024).
     """
-    day = _day(dated)
-    if day is None:
+    day, start, end = _day(dated), _day(time.start), _day(time.end)
+    if day is None or start is None or end is None:
         return None
-    start, end = date.fromisoformat(time.start), date.fromisoformat(time.end)
     if start > made:
         return f"dated {day}, after the claim was made ({made}) about a later time"
     if time.kind == "present" or start <= made <= end:

@@ -258,12 +258,16 @@ class Checker:
                 task.cancel()
             await asyncio.gather(task, return_exceptions=True)
 
-    async def extraction(self, text: str, recorder: UsageRecorder | None = None) -> Extraction:
-        """The claims of ``text``, as a check would extract them (with its fallback), and the sentences
-        the extractor skipped and why (``factcheck extract``); usage goes to ``recorder``."""
+    async def extraction(
+        self, text: str, recorder: UsageRecorder | None = None, as_of: str | None = None
+    ) -> Extraction:
+        """The claims of ``text``, as a check would extract them (with its fallback) and with their times
+        resolved against ``as_of`` (default now), and the sentences the extractor skipped and why
+        (``factcheck extract``); usage goes to ``recorder``."""
         recorder = recorder or UsageRecorder()
         with using(usage=recorder, llm=self.llm, cache=self.cache), recorder.timed("extract"):
-            return await self._extract(text, recorder)
+            found = await self._extract(text, recorder)
+        return replace(found, claims=tuple(with_times(found.claims, reference_time(as_of))))
 
     def _refuse_unread_language(
         self, detection: Detection | None, broken: dict[str, str], recorder: UsageRecorder

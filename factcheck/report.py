@@ -10,6 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from factcheck.claimtime import year_label
 from factcheck.precedents import lent_precedents
 from factcheck.scoring import REPLAYED_NOTE
 from factcheck.text import plural
@@ -84,7 +85,7 @@ def time_phrase(time: ClaimTime) -> str:
     """``1889 ("in 1889")``, ``2013-01-01 to 2013-12-31 ("last year")``: a claim's time for readers."""
     span = time.start if time.start == time.end else f"{time.start} to {time.end}"
     if time.kind == "year":
-        span = time.start[:4]
+        span = year_label(time.start)
     return f'{span} ("{time.phrase}")' if time.phrase else span
 
 

@@ -17,6 +17,7 @@ from factcheck.cli import cli
 from factcheck.context import using
 from factcheck.extractors.sentence import SentenceExtractor
 from factcheck.llm.client import LLMSettings
+from factcheck.report import time_phrase
 from factcheck.testing import ScriptedVerifier, StaticSource
 from factcheck.verifiers.lexical import LexicalVerifier
 from tests.fakes import FakeServer
@@ -40,6 +41,21 @@ MAY_2014 = reference_time("2014-05-10")
         ("Obama is the president of the United States.", "2014-05-10", "2014-05-10", "present"),
         ("Growth has stalled for eight years.", "2006-01-01", "2014-12-31", "range"),
         ("Heart failure decreased in women since 1979.", "1979-01-01", "2014-05-10", "range"),
+        # Day-month-year, month-day-year, ordinal days and ISO dates all name one day.
+        ("The law passed on 12 March 2024.", "2024-03-12", "2024-03-12", "instant"),
+        ("The law passed on March 12, 2024.", "2024-03-12", "2024-03-12", "instant"),
+        ("The law passed on the 12th of March 2024.", "2024-03-12", "2024-03-12", "instant"),
+        ("The law passed on March 12th, 2024.", "2024-03-12", "2024-03-12", "instant"),
+        ("The law passed on 2024-03-12.", "2024-03-12", "2024-03-12", "instant"),
+        ("The strike began in January.", "2014-01-01", "2014-01-31", "month"),
+        # Years of any era, three digits too: 44 BC is ISO 8601's -0043 (it counts a year 0).
+        ("Rome fell in 476 AD.", "0476-01-01", "0476-12-31", "year"),
+        ("Rome fell in AD 476.", "0476-01-01", "0476-12-31", "year"),
+        ("Rome fell in the year 476.", "0476-01-01", "0476-12-31", "year"),
+        ("Charlemagne was crowned emperor in 800.", "0800-01-01", "0800-12-31", "year"),
+        ("The temple was built in 960 CE.", "0960-01-01", "0960-12-31", "year"),
+        ("Julius Caesar was killed in 44 BC.", "-0043-01-01", "-0043-12-31", "year"),
+        ("Julius Caesar was killed in 44 BCE.", "-0043-01-01", "-0043-12-31", "year"),
     ],
 )
 def test_a_claims_time_is_resolved_against_the_texts(text: str, start: str, end: str, kind: str) -> None:
@@ -55,6 +71,7 @@ def test_a_claims_time_is_resolved_against_the_texts(text: str, start: str, end:
         "Varenicline with nicotine patches raises abstinence over 52 weeks.",  # how long, not when
         "The genome consists of 7489 nucleotides.",  # no year
         "Statins lower LDL cholesterol.",
+        "The trial enrolled 476 patients in 12 centres.",  # a three-digit number that closes no phrase of time
     ],
 )
 def test_lengths_of_time_and_numbers_that_are_no_years_give_no_time(text: str) -> None:
@@ -281,3 +298,25 @@ def test_a_page_of_today_behind_a_claim_about_an_earlier_present_is_marked_and_n
     )
     assert evidence.time_note == "dated 2024-06-04, more than a year after the time the claim speaks of (2003-01-01)"
     assert claim.notes and "dated far from the time the claim speaks of (currently)" in claim.notes[0]
+
+
+def test_a_year_before_christ_reads_as_such_and_asks_for_no_old_page() -> None:
+    [claim] = with_times([Claim("c1", "Julius Caesar was killed in 44 BC.")], MAY_2014)
+    assert claim.time is not None and time_phrase(claim.time) == '44 BC ("44 BC")'
+    # No revision of a page goes back to 44 BC: the old page asked for is the text's own date only.
+    assert reading_times(claim, MAY_2014, now=datetime(2026, 1, 1, tzinfo=UTC)) == ["2014-05-10"]
+
+
+def test_extract_shows_each_claims_time_resolved_as_of_the_given_date() -> None:
+    text = "The strike began in January. Rome fell in 476 AD."
+    result = CliRunner().invoke(cli, ["extract", text, "--as-of", "2024-06-15", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    times = [claim["time"] for claim in json.loads(result.output)["claims"]]
+    assert [(t["start"], t["end"], t["phrase"]) for t in times] == [
+        ("2024-01-01", "2024-01-31", "January"),
+        ("0476-01-01", "0476-12-31", "476 AD"),
+    ]
+    shown = CliRunner().invoke(cli, ["extract", text, "--as-of", "2024-06-15"])
+    assert 'time: 2024-01-01 to 2024-01-31 ("January")' in shown.output and 'time: 476 ("476 AD")' in shown.output
+    refused = CliRunner().invoke(cli, ["extract", text, "--as-of", "2024-13-01"])
+    assert refused.exit_code == 2 and "--as-of" in refused.output

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.console import Console
 
-from factcheck.claimtime import reference_time
 from factcheck.cli.flags import (
     HelpOption,
     agents_flag,
+    as_of_flag,
     budget_flags,
     cache_flag,
     checker_option_flag,
@@ -139,12 +139,7 @@ def _unmet(condition: str, verdict: TextVerdict) -> str | None:
     default_text="settings, else 0.8",
     help="Confidence a gated check needs to stop asking more agents.",
 )
-@click.option(
-    "--as-of",
-    metavar="DATE",
-    help="When the text was written (ISO 8601, e.g. 2014-05-10; default now): claims' times are resolved "
-    "against it, and Wikipedia is read as it stood then (docs/time.md).",
-)
+@as_of_flag
 @trust_flag
 @independence_flag
 @click.option(
@@ -171,11 +166,6 @@ def check(
     With a budget (--max-cost, --max-llm-calls, --max-searches), a request the budget does not allow is not
     sent: its agent abstains, and what was sent is said on standard error."""
     content = read_text(text, file)
-    if as_of is not None:
-        try:
-            reference_time(as_of)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="--as-of") from None
     from factcheck.build import build_checker
 
     checker = build_checker(settings_from_flags(**checker_options))  # the flags every checking command shares

@@ -11,6 +11,7 @@ import click
 
 from factcheck.cli.flags import (
     HelpOption,
+    as_of_flag,
     cache_flag,
     config_flag,
     llm_base_url_flag,
@@ -37,6 +38,7 @@ from factcheck.options import parse_option_pairs
     help="Claim extractor: {names}.",
 )
 @options_flag("Option of the extractor, e.g. disable=opinion or decontextualise=false (repeatable).")
+@as_of_flag
 @profile_flag
 @config_flag
 @llm_base_url_flag
@@ -49,6 +51,7 @@ def extract(
     fmt: str,
     extractor: str | None,
     options: tuple[str, ...],
+    as_of: str | None,
     profile: str | None,
     config: Path | None,
     llm_base_url: str | None,
@@ -81,12 +84,13 @@ def extract(
     checker = build_checker(settings)
     chosen = checker.extractor
     recorder = UsageRecorder()
-    found = asyncio.run(checker.extraction(content, recorder))
+    found = asyncio.run(checker.extraction(content, recorder, as_of))
     if fmt == "json":
         record = {"schema": SCHEMA, "text": content, "extractor": chosen.name, **found.to_dict()}
         record["notes"] = list(recorder.notes)
         click.echo(json.dumps(record, ensure_ascii=False, indent=2))
         return
+    from factcheck.report import time_phrase
     from factcheck.text import plural
 
     for note in recorder.notes:
@@ -98,6 +102,8 @@ def extract(
             click.echo(f"       attributed to: {claim.attributed_to}")
         if claim.original:
             click.echo(f"       as written ({', '.join(claim.edits) or 'rewritten'}): {claim.original}")
+        if claim.time is not None:
+            click.echo(f"       time: {time_phrase(claim.time)}")
     click.echo(f"{plural(len(found.skipped), 'sentence')} skipped:")
     for skipped in found.skipped:
         click.echo(f"  {_where(skipped.span)}  [{skipped.rule}] {skipped.text}")

@@ -242,6 +242,26 @@ def endpoint_flags(command: Callable[..., Any]) -> Callable[..., Any]:
     return serper_url_flag(wikipedia_url_flag(command))
 
 
+def _as_of(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is not None:
+        from factcheck.claimtime import reference_time
+
+        try:
+            reference_time(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+    return value
+
+
+as_of_flag = click.option(
+    "--as-of",
+    metavar="DATE",
+    callback=_as_of,
+    help="When the text was written (ISO 8601, e.g. 2014-05-10; default now): claims' times are resolved "
+    "against it, and Wikipedia is read as it stood then (docs/time.md).",
+)
+
+
 def budget_flags(command: Callable[..., Any]) -> Callable[..., Any]:
     """``--max-cost``, ``--max-llm-calls`` and ``--max-searches``: limits checked before each paid request
     (:class:`~factcheck.usage.Spending`), the same in ``check`` and ``batch``."""
