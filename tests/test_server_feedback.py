@@ -196,7 +196,9 @@ def test_serve_memory_flag_sets_the_checkers_memory(tmp_path: Path, monkeypatch:
     monkeypatch.setattr(runner, "serve", lambda app, *args, **kwargs: served.append(app))
     monkeypatch.setattr("factcheck.server.cli.configure_logging", lambda level: None)  # no handler left behind
     monkeypatch.setenv("FACTCHECK_MEMORY", "unset")  # restored after the test, whatever serve sets
-    result = CliRunner().invoke(cli, ["serve", "--memory", str(tmp_path / "m.sqlite"), "--feedback-key", "key-1"])
+    result = CliRunner().invoke(
+        cli, ["serve", "--port", "0", "--memory", str(tmp_path / "m.sqlite"), "--feedback-key", "key-1"]
+    )
     assert result.exit_code == 0, result.output
     assert os.environ["FACTCHECK_MEMORY"] == str(tmp_path / "m.sqlite") and len(served) == 1
     help_text = CliRunner().invoke(cli, ["serve", "--help"], terminal_width=200).output
