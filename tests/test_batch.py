@@ -212,6 +212,27 @@ def test_batch_over_a_mixed_folder_writes_one_line_per_document(tmp_path: Path) 
     assert code == 0 and "0 checked" in output and len(lines_of(out)) == 4
 
 
+def test_files_that_share_a_name_are_told_apart_by_their_path_in_every_output(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    for folder in ("a", "b"):
+        (docs / folder).mkdir(parents=True)
+        (docs / folder / "notes.txt").write_bytes(b"caf\xe9 au lait\n")  # Latin-1, not UTF-8
+        (docs / folder / "page.html").write_text("<html><body></body></html>")  # no main text
+    config, out, report = offline_config(tmp_path), tmp_path / "out.jsonl", tmp_path / "report.html"
+    code, output = run("batch", docs, "--out", out, "--config", config, "--report", report)
+    assert code == 0, output
+    said = {r["id"]: r["error"]["message"] for r in lines_of(out)}
+    assert said == {
+        "a/notes.txt": "a/notes.txt is not UTF-8 text",
+        "b/notes.txt": "b/notes.txt is not UTF-8 text",
+        "a/page.html": "no main text found in the HTML page a/page.html",
+        "b/page.html": "no main text found in the HTML page b/page.html",
+    }
+    page = report.read_text(encoding="utf-8")
+    assert all(message in page for message in said.values())
+    assert "InputError 4" in output
+
+
 def test_failed_documents_are_redone_with_retry_failed_only(tmp_path: Path) -> None:
     config, out = offline_config(tmp_path), tmp_path / "out.jsonl"
     docs = mixed_folder(tmp_path)

@@ -32,7 +32,7 @@ def test_serve_corpus_flag_is_the_corpus_the_checks_search(tmp_path: Path, monke
     apps: list[Any] = []
     monkeypatch.setattr("factcheck.server.runner.serve", lambda app, host, port, **options: apps.append(app))
 
-    result = CliRunner().invoke(cli, ["serve", "--config", str(config), "--corpus", str(corpus)])
+    result = CliRunner().invoke(cli, ["serve", "--port", "0", "--config", str(config), "--corpus", str(corpus)])
     assert result.exit_code == 0, result.output
     with TestClient(apps[0]) as client:
         answer = client.post(

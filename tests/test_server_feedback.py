@@ -110,8 +110,16 @@ def test_a_claim_by_its_text_and_the_refusals_of_a_bad_body(base_url: str, memor
     assert missing.status_code == 422 and missing.json()["error"] == "no claim 'c9' in the result (its claims: c1, c2)"
     both = post(base_url, {"result": crafted_result(), "claim_text": "x", "label": "TRUE"}, AUTH)
     assert both.status_code == 422 and "either result (with claim) or claim_text" in both.json()["error"]
-    assert post(base_url, {"claim_text": "x", "label": "MAYBE"}, AUTH).status_code == 422
-    assert post(base_url, {"claim_text": "x", "label": "TRUE", "reviewer": "admin"}, AUTH).status_code == 422
+    maybe = post(base_url, {"claim_text": "x", "label": "MAYBE"}, AUTH)
+    assert maybe.status_code == 422
+    assert (
+        maybe.json()["error"] == 'invalid request: "label" must be one of "TRUE", "FALSE" or "UNVERIFIED", not "MAYBE"'
+    )
+    reviewer = post(base_url, {"claim_text": "x", "label": "TRUE", "reviewer": "admin"}, AUTH)
+    assert reviewer.status_code == 422
+    assert reviewer.json()["error"] == (
+        'invalid request: unknown field "reviewer" (fields: result, claim, claim_text, label, note)'
+    )
     assert stored_ids(memory_path) == before
 
 
@@ -196,7 +204,9 @@ def test_serve_memory_flag_sets_the_checkers_memory(tmp_path: Path, monkeypatch:
     monkeypatch.setattr(runner, "serve", lambda app, *args, **kwargs: served.append(app))
     monkeypatch.setattr("factcheck.server.cli.configure_logging", lambda level: None)  # no handler left behind
     monkeypatch.setenv("FACTCHECK_MEMORY", "unset")  # restored after the test, whatever serve sets
-    result = CliRunner().invoke(cli, ["serve", "--memory", str(tmp_path / "m.sqlite"), "--feedback-key", "key-1"])
+    result = CliRunner().invoke(
+        cli, ["serve", "--port", "0", "--memory", str(tmp_path / "m.sqlite"), "--feedback-key", "key-1"]
+    )
     assert result.exit_code == 0, result.output
     assert os.environ["FACTCHECK_MEMORY"] == str(tmp_path / "m.sqlite") and len(served) == 1
     help_text = CliRunner().invoke(cli, ["serve", "--help"], terminal_width=200).output

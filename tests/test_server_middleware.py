@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("fastapi", reason="the server extra is not installed")
 
 from fastapi import FastAPI, Request
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.testclient import TestClient
 
 from factcheck.server.middleware import (
@@ -26,6 +26,7 @@ from factcheck.server.middleware import (
     unreadable_byte,
 )
 from factcheck.server.settings import ServerSettings
+from factcheck.server.validation import plain_errors
 
 KEY = "client-key-0123456789"
 SECRET = "provider-secret-abcdef"
@@ -127,8 +128,8 @@ def test_errors_are_answered_in_the_documented_shape_and_scrubbed(client: TestCl
     assert boom.status_code == 500 and boom.json() == {"error": "internal error (see the server log)"}
     auth = {"Authorization": f"Bearer {KEY}"}
     invalid = client.post("/v1/check", json={}, headers=auth)
-    assert invalid.status_code == 422 and invalid.json()["error"] == "invalid request: text: Field required"
-    assert invalid.json()["details"] == [{"field": "text", "message": "Field required"}]
+    assert invalid.status_code == 422 and invalid.json()["error"] == 'invalid request: missing field "text"'
+    assert invalid.json()["details"] == [{"field": "text", "message": 'missing field "text"'}]
     huge = client.post("/v1/check", json={"text": "a" * 20_000}, headers=auth)  # over 12 * 10 + 16384 bytes
     assert huge.status_code == 413 and huge.json() == {"error": "request body over 16504 bytes"}
 
@@ -158,3 +159,28 @@ def test_json_position_and_unreadable_byte_say_where_a_body_breaks() -> None:
         b"caf\xe9".decode("utf-8")
     except UnicodeDecodeError as exc:
         assert unreadable_byte(exc) == "byte 0xe9 at offset 3"
+
+
+class Tagged(BaseModel):
+    name: str = Field(min_length=2)
+    tags: list[str] = []
+    size: int = 0
+
+
+@pytest.mark.parametrize(
+    ("data", "field", "message"),
+    [
+        ({"name": "x"}, "name", '"name" must be a string of at least 2 characters (it has 1)'),
+        ({"name": "xy", "tags": "a"}, "tags", '"tags" must be an array, not a string'),
+        ({"name": "xy", "tags": [1]}, "tags.0", '"tags.0" must be a string, not a number'),
+        ({"name": "xy", "size": "big"}, "size", '"size" must be a whole number, not a string'),
+        ({"name": "xy", "nmae": "x"}, "nmae", 'unknown field "nmae" (did you mean "name"?)'),
+    ],
+)
+def test_validation_errors_are_said_in_plain_words(data: dict[str, Any], field: str, message: str) -> None:
+    class Strict(Tagged):
+        model_config = ConfigDict(extra="forbid")
+
+    with pytest.raises(ValidationError) as caught:
+        Strict.model_validate(data)
+    assert plain_errors(caught.value.errors(), Strict) == [{"field": field, "message": message}]

@@ -12,7 +12,8 @@ a corpus of any size is never held in memory.
   text, ``--id-column`` (default ``id`` when there is one, else the row number)
   the id; the other columns go under ``meta``.
 - A folder: every ``.txt``, ``.md`` and ``.html`` / ``.htm`` file below it (hidden
-  ones skipped), named by its path relative to the folder. HTML is reduced to
+  ones skipped), named by its path relative to the folder, its id and in every error about it
+  (two ``notes.txt`` in different folders are ``a/notes.txt`` and ``b/notes.txt``). HTML is reduced to
   the page's main text with ``trafilatura`` (``pip install '.[batch]'`` in a checkout).
 
 A document that cannot be read (not UTF-8, no text field, an HTML page with no
@@ -227,7 +228,7 @@ class FolderInput(Input):
             try:
                 raw = file.read_bytes()
             except OSError as exc:
-                yield Document(doc_id, "", meta, f"cannot read {file}: {exc.strerror or exc}")
+                yield Document(doc_id, "", meta, f"cannot read {doc_id}: {exc.strerror or exc}")
                 continue
             if file.suffix.lower() in HTML_SUFFIXES:
                 text, title, date = html_page(raw)
@@ -236,11 +237,11 @@ class FolderInput(Input):
                 if date:
                     meta["date"] = date  # the page's publication date: the text is checked as of then
                 if not text:
-                    yield Document(doc_id, "", meta, "no main text found in the HTML page")
+                    yield Document(doc_id, "", meta, f"no main text found in the HTML page {doc_id}")
                     continue
                 yield Document(doc_id, text, meta)
                 continue
             try:
                 yield Document(doc_id, raw.decode("utf-8"), meta)
             except UnicodeDecodeError:
-                yield Document(doc_id, "", meta, f"{file.name} is not UTF-8 text")
+                yield Document(doc_id, "", meta, f"{doc_id} is not UTF-8 text")

@@ -114,7 +114,10 @@ class CheckRequest(BaseModel):
     @classmethod
     def _a_date(cls, value: str | None) -> str | None:
         if value is not None:
-            reference_time(value)  # a ValueError: the request is refused with its message
+            try:
+                reference_time(value)
+            except ValueError as exc:  # the request is refused with its message, said of this field
+                raise ValueError(str(exc).removeprefix("as_of ")) from None
         return value
 
     @field_validator("profile", "scorer", "labels", "deliberation")
@@ -504,7 +507,12 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.factcheck = service
-    add_error_handlers(app, service.scrub)
+    bodies: dict[str, type[BaseModel]] = {
+        "/v1/check": CheckRequest,
+        "/v1/check/stream": CheckRequest,
+        "/v1/feedback": FeedbackRequest,
+    }
+    add_error_handlers(app, service.scrub, bodies)
     app.include_router(router)
     add_middleware(app, settings, service.gate, service.scrub)
     return app

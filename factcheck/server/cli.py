@@ -167,6 +167,7 @@ def serve(
     """
     try:
         from factcheck.server.app import create_app
+        from factcheck.server.runner import check_port
         from factcheck.server.runner import serve as run
         from factcheck.server.settings import ServerSettings
     except ImportError as exc:
@@ -188,6 +189,7 @@ def serve(
 
         get_registry().get("deliberators", settings.deliberation)
     settings.check_exposure(host)
+    check_port(host, port)  # a busy port is one line, before any start-up line or warm-up
     configure_logging(log_level)
     if not settings.auth:
         log.warning(

@@ -13,13 +13,15 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import Response
+from pydantic import BaseModel
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -28,6 +30,7 @@ from factcheck.secrets import redact
 from factcheck.server.auth import KeyChecker, RateLimiter, retry_after_header
 from factcheck.server.runner import VOUCH
 from factcheck.server.settings import ServerSettings
+from factcheck.server.validation import body_problem, plain_errors
 from factcheck.text import plural, valid_unicode
 
 log = logging.getLogger("factcheck.server")
@@ -268,9 +271,11 @@ class Gate:
         return admit
 
 
-def add_error_handlers(app: FastAPI, scrub: Redactor) -> None:
+def add_error_handlers(app: FastAPI, scrub: Redactor, bodies: Mapping[str, type[BaseModel]] | None = None) -> None:
     """Answer every error in the documented shape: an :class:`APIError` as it says, an unreadable body
-    or a field that does not validate as 422 with the field named, anything unexpected as 500 (logged)."""
+    or a field that does not validate as 422 with the field named in plain words
+    (:mod:`factcheck.server.validation`), anything unexpected as 500 (logged). ``bodies``: the model
+    of each path's body, so a mistyped field can be answered with the one meant."""
 
     def body_error(problem: str) -> Response:
         """422 for a body that cannot be read as JSON at all: the problem is the body, not a field of it."""
@@ -289,7 +294,10 @@ def add_error_handlers(app: FastAPI, scrub: Redactor) -> None:
                 # The parser read the body as the UTF-16 or UTF-32 its first bytes announce, and it broke off:
                 # the body is not UTF-8 by intent, so what is wrong is the JSON.
                 return body_error(f"not JSON: unreadable {cause.encoding.upper()}: {unreadable_byte(cause)}")
-            return body_error(f"not UTF-8: {unreadable_byte(cause)}")
+            return body_error(
+                f"not UTF-8 ({unreadable_byte(cause)}): send the JSON encoded as UTF-8"
+                f"{declared_charset(request.headers.get('content-type', ''))}"
+            )
         return scrub.error(exc.status_code, str(exc.detail), dict(exc.headers or {}))
 
     @app.exception_handler(RequestValidationError)
@@ -297,11 +305,13 @@ def add_error_handlers(app: FastAPI, scrub: Redactor) -> None:
         for e in exc.errors():
             if e.get("type") == "json_invalid":  # its "loc" holds a character offset, not a field
                 return body_error(f"not JSON: {json_position(e, exc.body)}")
-        details = [
-            {"field": ".".join(str(p) for p in e.get("loc", ()) if p != "body") or "body", "message": e.get("msg", "")}
-            for e in exc.errors()
-        ]
-        message = "; ".join(f"{d['field']}: {d['message']}" for d in details)
+        model = (bodies or {}).get(request.scope.get("path", ""))
+        for e in exc.errors():
+            problem = body_problem(e, model, request.headers.get("content-type", ""))
+            if problem is not None:  # an empty body, an array, a form: no field of it is the trouble
+                return body_error(problem)
+        details = plain_errors(exc.errors(), model)
+        message = "; ".join(d["message"] for d in details)
         return scrub.error(422, f"invalid request: {message}", details=details)
 
     @app.exception_handler(Exception)
@@ -346,6 +356,14 @@ def json_position(error: Any, body: Any) -> str:
     line = body.count("\n", 0, offset) + 1
     column = offset - (body.rfind("\n", 0, offset) + 1) + 1
     return f"{reason} at line {line}, column {column}"
+
+
+def declared_charset(content_type: str) -> str:
+    """`` (its charset=latin-1 is not read)``: a charset other than UTF-8 that a body declares; else empty."""
+    found = re.search(r"charset=\"?([^\";\s]+)", content_type, re.IGNORECASE)
+    if found is None or found.group(1).replace("_", "-").lower() in ("utf-8", "utf8"):
+        return ""
+    return f" (its charset={found.group(1)} is not read)"
 
 
 def unreadable_byte(exc: UnicodeDecodeError) -> str:

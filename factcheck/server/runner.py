@@ -25,6 +25,7 @@ protocol are rate-limited.
 from __future__ import annotations
 
 import asyncio
+import errno
 import functools
 import logging
 import os
@@ -41,6 +42,8 @@ import h11
 import uvicorn
 from fastapi import FastAPI
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from factcheck.errors import ConfigError
 
 DEFAULT_MAX_CONNECTIONS = 1000
 DEFAULT_HEADER_TIMEOUT_S = 10.0
@@ -315,6 +318,36 @@ def _common(forwarded_allow_ips: str | None) -> dict[str, Any]:
         "lifespan": "on",
         "timeout_keep_alive": 5,
     }
+
+
+def check_port(host: str, port: int) -> None:
+    """ConfigError unless ``port`` of ``host`` can be listened on: said in one line before anything starts,
+    where uvicorn would warm the app up first and then log its bind error among its start-up lines.
+
+    Each address ``host`` stands for is bound as uvicorn binds it (``SO_REUSEADDR``: a port only in
+    ``TIME_WAIT`` is free) and let go at once. Port 0 (any free one) is never in use.
+    """
+    if port == 0:
+        return
+    try:
+        addresses = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise ConfigError(f"cannot listen on {host}: {exc.strerror}; choose another with --host") from None
+    for family, kind, proto, _, address in addresses:
+        with socket.socket(family, kind, proto) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:  # as asyncio binds it: the IPv4 address is bound on its own
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                sock.bind(address)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    raise ConfigError(f"port {port} on {host} is in use; choose another with --port") from None
+                if exc.errno == errno.EACCES:
+                    raise ConfigError(
+                        f"port {port} on {host} needs more privileges (ports below 1024 do); choose another with --port"
+                    ) from None
+                raise ConfigError(f"cannot listen on {host} port {port}: {exc.strerror or exc}") from None
 
 
 def serve(app: FastAPI, host: str, port: int, **options: Any) -> None:
