@@ -82,6 +82,20 @@ def test_keyword_queries_from_entities_and_noun_chunks() -> None:
         SentenceExtractor(queries="magic")
 
 
+@pytest.mark.parametrize("control", ["\x00", "\x0c", "\x1b", "\x7f"])
+def test_a_control_character_ends_a_paragraph_and_spans_still_point_into_the_input(control: str) -> None:
+    text = f"Statins lower LDL cholesterol{control}Aspirin thins the blood."
+    claims = SentenceExtractor().extract(text)
+    assert [c.text for c in claims] == ["Statins lower LDL cholesterol", "Aspirin thins the blood."]
+    assert all(c.span is not None and text[c.span[0] : c.span[1]] == c.text for c in claims)
+
+
+def test_a_lower_case_word_after_a_word_never_starts_a_sentence() -> None:
+    # The small model's parser ended "Researchers said" before "that statins ...": two fragments.
+    (claim,) = SentenceExtractor().extract("Researchers said that statins lower LDL cholesterol.")
+    assert claim.text == "Researchers said that statins lower LDL cholesterol."
+
+
 def test_a_blank_line_always_ends_a_claim() -> None:
     text = "Aspirin study\n\nAspirin was first made in 1897. It is cheap.\n  \nStatins lower LDL cholesterol"
     found = SentenceExtractor().extraction(text)

@@ -198,7 +198,9 @@ def _with_ner(nlp: Language) -> Iterator[None]:
         nlp.disable_pipe("ner")
 
 
-_PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
+# A blank line, or a control character other than tab, newline and carriage return (NUL, form feed,
+# escape ...): each ends a paragraph, and the characters stay in the text, so spans are unchanged.
+_PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n|[^\S\n]*[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]+\s*")
 
 
 def paragraph_pieces(sent: Span) -> Iterator[Span]:
