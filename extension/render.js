@@ -400,8 +400,11 @@ function renderState(state, nodes) {
   nodes.labelRule.textContent = overruled
     ? `Composed here from the claims' labels: the server said ${plain(shown.serverLabel ?? "nothing")} by ${ruleName(shown)}.`
     : "";
-  // What the label stands on: "2 of 3 claims verified." (factcheck.types.TextVerdict.decided).
-  const decided = claims.length ? ` ${verified.length} of ${claims.length} ${claims.length === 1 ? "claim" : "claims"} verified.` : "";
+  // What the label stands on: "2 of 3 claims verified, 1 sentence skipped." (factcheck.types.decided).
+  const skipped = Array.isArray(verdict?.skipped) ? verdict.skipped.length : 0;
+  const counts = `${verified.length} of ${plural(claims.length, "claim")} verified` +
+    (skipped ? `, ${plural(skipped, "sentence")} skipped` : "");
+  const decided = claims.length || skipped ? ` ${counts}.` : "";
   nodes.composition.textContent = compositionText(shown) + (verdict ? decided : "");
   const judged = judgedByText(verdict?.judged_by);
   nodes.judged.hidden = !judged;

@@ -21,6 +21,26 @@ from factcheck.text import valid_unicode_data
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
+# Scores, confidences, similarities and seconds are shown to 3 decimals (0.091, not 0.09144999999999998);
+# a cost in dollars to 6, since one call may cost $0.000150.
+DECIMALS = 3
+COST_DECIMALS = 6
+
+
+def rounded(data: Any, key: str = "") -> Any:
+    """``data`` (a JSON value) with every number that is not whole rounded for readers: to
+    :data:`DECIMALS` places, or :data:`COST_DECIMALS` under a key naming a cost. What every output
+    writes (``check --format json``, ``batch``, ``score``, the server); the Python API's ``to_dict()``
+    keeps full precision, and so do ``check`` and ``batch`` with ``--full-precision``."""
+    if isinstance(data, float):
+        return round(data, COST_DECIMALS if "cost" in key else DECIMALS)
+    if isinstance(data, dict):
+        return {k: rounded(v, k) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [rounded(v, key) for v in data]
+    return data
+
+
 def iter_records(handle: IO[str], name: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for each non-blank line; InputError on bad JSON, a non-object or non-UTF-8 bytes."""
     try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -66,9 +66,12 @@ class AppendLog:
     and at worst a partial last line, which :func:`read_done` removes.
     """
 
-    def __init__(self, path: Path, *, sync: bool = True) -> None:
+    def __init__(
+        self, path: Path, *, sync: bool = True, prepare: Callable[[dict[str, Any]], Any] | None = None
+    ) -> None:
         self.path = path
         self.sync = sync
+        self.prepare = prepare  # what each record goes through before it is written (numbers rounded, say)
         self._lock = threading.Lock()
         try:
             self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -77,6 +80,8 @@ class AppendLog:
 
     def write(self, record: dict[str, Any]) -> None:
         """Append ``record`` as one line and, with ``sync``, wait until it is on disk."""
+        if self.prepare is not None:
+            record = self.prepare(record)
         try:
             data = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate that came in some other way: one line must not stop a run

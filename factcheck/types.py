@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Any
 
 from factcheck.errors import InputError
+from factcheck.text import plural
 
 SCHEMA = "factcheck/1"
 
@@ -779,6 +780,13 @@ class JudgedBy:
         )
 
 
+
+def decided(verified: int, claims: int, skipped: int) -> str:
+    """What a text's label stands on, "2 of 7 claims verified, 1 sentence skipped": the same words in
+    every output (the report's header, the batch report; the extension's popup says them in JavaScript)."""
+    said = f"{verified} of {plural(claims, 'claim')} verified"
+    return f"{said}, {plural(skipped, 'sentence')} skipped" if skipped else said
+
 @dataclass(frozen=True)
 class TextVerdict:
     """The result of checking one text: its claims' verdicts, the text score and label."""
@@ -822,8 +830,9 @@ class TextVerdict:
 
     @property
     def decided(self) -> str:
-        """What was decided, for a reader: "2 of 7 claims verified"."""
-        return f"{self.claims_verified} of {len(self.claims)} {'claim' if len(self.claims) == 1 else 'claims'} verified"
+        """What was decided, for a reader: "2 of 7 claims verified", and ", 1 sentence skipped" when the
+        extractor skipped any (an opinion, a question)."""
+        return decided(self.claims_verified, len(self.claims), len(self.skipped))
 
     def to_dict(self) -> dict[str, Any]:
         """The project's stable JSON for a checked text (``schema: factcheck/1``)."""
@@ -834,6 +843,8 @@ class TextVerdict:
             "score": self.score,
             "strength": self.strength,
             "claims_verified": self.claims_verified,
+            "claims_total": len(self.claims),
+            "sentences_skipped": len(self.skipped),
             "scorer": self.scorer,
             "scorer_options": dict(self.scorer_options),
             "labels": self.labels,

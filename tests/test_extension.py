@@ -630,7 +630,9 @@ def test_a_checked_selection_shows_verdict_legend_evidence_and_highlights(
     assert view["score"] == f"score {expected['score']:.2f}"
     assert "label was composed" in view["composition"]
     verified = sum(c["score"] is not None for c in expected["claims"])
-    assert view["composition"].endswith(f" {verified} of {len(expected['claims'])} claims verified.")
+    skipped = f", {len(expected['skipped'])} sentences skipped" if len(expected["skipped"]) > 1 else ""
+    skipped = ", 1 sentence skipped" if len(expected["skipped"]) == 1 else skipped
+    assert view["composition"].endswith(f" {verified} of {len(expected['claims'])} claims verified{skipped}.")
     if expected.get("judged_by"):  # a server that says who judged (older ones do not)
         # The offline profile's SciFact abstracts, and the news corpus by its file name, not the server's path.
         assert view["judged"].startswith("Judged by: offline profile, corpus SciFact abstracts")

@@ -31,6 +31,7 @@ from factcheck.cli.flags import (
     corpus_flag,
     deliberation_flag,
     endpoint_flags,
+    full_precision_flag,
     independence_flag,
     labels_flag,
     llm_base_url_flag,
@@ -46,6 +47,7 @@ from factcheck.cli.flags import (
 )
 from factcheck.config import Settings
 from factcheck.errors import ConfigError, InputError
+from factcheck.jsonl import rounded
 from factcheck.net import service
 from factcheck.pipeline import Checker
 from factcheck.plugins.hookspecs import hookimpl
@@ -99,6 +101,7 @@ async def _run(
 @click.option("--retry-failed", is_flag=True, help="Check again the documents whose line in OUT has an error.")
 @click.option("--report", type=click.Path(path_type=Path), help="Also write a self-contained HTML report here.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
+@full_precision_flag
 @click.option(
     "--engine",
     type=click.Choice(["local", "ray"]),
@@ -149,6 +152,7 @@ def batch(
     retry_failed: bool,
     report: Path | None,
     quiet: bool,
+    full_precision: bool,
     engine: str,
     ray_address: str | None,
     ray_workers: int | None,
@@ -206,7 +210,7 @@ def batch(
                                 soft_wrap=True,
                             )
 
-                with AppendLog(out) as log, progress:
+                with AppendLog(out, prepare=None if full_precision else rounded) as log, progress:
                     result = asyncio.run(
                         _run(
                             checker,

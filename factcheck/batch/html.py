@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 from factcheck.batch.output import is_failure
 from factcheck.batch.progress import Summary
 from factcheck.jsonl import atomic_writer, read_records
+from factcheck.types import decided
 from factcheck.report import time_phrase
 from factcheck.scoring import REPLAYED_NOTE
 from factcheck.types import ClaimTime
@@ -237,12 +238,15 @@ def _claims(record: dict[str, Any]) -> str:
 
 
 def _decided(record: dict[str, Any], claims: list[Any]) -> str:
-    """What the label stands on: ", weak" and "2 of 7 claims verified" (empty for a failed document)."""
-    if is_failure(record) or not claims:
+    """What the label stands on: ", weak" and "2 of 7 claims verified, 1 sentence skipped" (empty for a
+    failed document)."""
+    skipped = record.get("skipped") or []
+    if is_failure(record) or not (claims or skipped):
         return ""
     verified = sum(1 for c in claims if isinstance(c, dict) and c.get("score") is not None)
     weak = ", weak" if record.get("strength") == "weak" else ""
-    return f"{weak}<br><small>{verified} of {len(claims)} {'claim' if len(claims) == 1 else 'claims'} verified</small>"
+    counts = decided(verified, len(claims), len(skipped) if isinstance(skipped, list) else 0)
+    return f"{weak}<br><small>{escape(counts)}</small>"
 
 
 def document_row(record: dict[str, Any]) -> str:

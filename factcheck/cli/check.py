@@ -22,6 +22,7 @@ from factcheck.cli.flags import (
     corpus_flag,
     deliberation_flag,
     endpoint_flags,
+    full_precision_flag,
     independence_flag,
     labels_flag,
     llm_base_url_flag,
@@ -37,6 +38,7 @@ from factcheck.cli.flags import (
     text_input,
     trust_flag,
 )
+from factcheck.jsonl import rounded
 from factcheck.routing import ROUTINGS
 
 if TYPE_CHECKING:
@@ -140,6 +142,7 @@ def _unmet(condition: str, verdict: TextVerdict) -> str | None:
     help="Confidence a gated check needs to stop asking more agents.",
 )
 @as_of_flag
+@full_precision_flag
 @trust_flag
 @independence_flag
 @click.option(
@@ -156,6 +159,7 @@ def check(
     fmt: str,
     fail_on: tuple[str, ...],
     as_of: str | None,
+    full_precision: bool,
     max_cost: float | None,
     max_llm_calls: int | None,
     max_searches: int | None,
@@ -176,10 +180,11 @@ def check(
     spending = Spending(max_llm_calls, max_cost, max_searches) if budgeted else None
     with using(spending=spending):
         verdict = checker.check(content, as_of=as_of)
+    record = verdict.to_dict() if full_precision else rounded(verdict.to_dict())
     if fmt == "json":
-        click.echo(json.dumps(verdict.to_dict(), ensure_ascii=False, indent=2))
+        click.echo(json.dumps(record, ensure_ascii=False, indent=2))
     elif fmt == "jsonl":  # one line per text: what `factcheck score` and other JSON Lines readers take
-        click.echo(json.dumps(verdict.to_dict(), ensure_ascii=False))
+        click.echo(json.dumps(record, ensure_ascii=False))
     else:
         from factcheck.report import render
 

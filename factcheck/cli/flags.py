@@ -262,6 +262,14 @@ as_of_flag = click.option(
 )
 
 
+full_precision_flag = click.option(
+    "--full-precision",
+    is_flag=True,
+    help="Write numbers as computed (0.09144999999999998); by default scores, confidences and seconds are "
+    "rounded to 3 decimals and costs to 6.",
+)
+
+
 def budget_flags(command: Callable[..., Any]) -> Callable[..., Any]:
     """``--max-cost``, ``--max-llm-calls`` and ``--max-searches``: limits checked before each paid request
     (:class:`~factcheck.usage.Spending`), the same in ``check`` and ``batch``."""

@@ -8,9 +8,16 @@ from typing import Any
 
 import click
 
-from factcheck.cli.flags import HelpOption, option_flag, registered, scoring_options, scoring_trust_flag
+from factcheck.cli.flags import (
+    HelpOption,
+    full_precision_flag,
+    option_flag,
+    registered,
+    scoring_options,
+    scoring_trust_flag,
+)
 from factcheck.errors import FactcheckError, InputError
-from factcheck.jsonl import atomic_writer, read_documents
+from factcheck.jsonl import atomic_writer, read_documents, rounded
 
 
 def keep_extra_fields(original: dict[str, Any], rescored: dict[str, Any]) -> dict[str, Any]:
@@ -45,8 +52,15 @@ def keep_extra_fields(original: dict[str, Any], rescored: dict[str, Any]) -> dic
 )
 @option_flag
 @scoring_trust_flag
+@full_precision_flag
 def score(
-    input_file: str, out: str | None, scorer: str, labels: str, options: tuple[str, ...], trust_file: Path | None
+    input_file: str,
+    out: str | None,
+    scorer: str,
+    labels: str,
+    options: tuple[str, ...],
+    trust_file: Path | None,
+    full_precision: bool,
 ) -> None:
     """Re-score recorded checks without calling any source. IN (a file, .gz too, or - for standard
     input) holds checked-text JSON: one per line (JSON Lines, what check --format jsonl prints), one
@@ -71,4 +85,5 @@ def score(
     with atomic_writer(out) as handle:
         for (_, record), verdict in zip(records, verdicts, strict=True):
             rescored = rescore(verdict, chosen_scorer, rule).to_dict()
-            handle.write(json.dumps(keep_extra_fields(record, rescored), ensure_ascii=False) + "\n")
+            merged = keep_extra_fields(record, rescored)
+            handle.write(json.dumps(merged if full_precision else rounded(merged), ensure_ascii=False) + "\n")

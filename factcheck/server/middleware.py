@@ -26,6 +26,7 @@ from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from factcheck.jsonl import rounded
 from factcheck.secrets import redact
 from factcheck.server.auth import KeyChecker, RateLimiter, retry_after_header
 from factcheck.server.runner import VOUCH
@@ -178,8 +179,9 @@ class Redactor:
         return text
 
     def dumps(self, content: Any) -> str:
-        """``content`` as one line of JSON, scrubbed (and valid Unicode whatever a component put in it)."""
-        return valid_unicode(self(json.dumps(content, ensure_ascii=False)))
+        """``content`` as one line of JSON, scrubbed (and valid Unicode whatever a component put in it), its
+        numbers rounded for readers (:func:`factcheck.jsonl.rounded`)."""
+        return valid_unicode(self(json.dumps(rounded(content), ensure_ascii=False)))
 
     def render(self, content: Any) -> bytes:
         """:meth:`dumps` as UTF-8 bytes."""
