@@ -780,12 +780,12 @@ class JudgedBy:
         )
 
 
-
 def decided(verified: int, claims: int, skipped: int) -> str:
     """What a text's label stands on, "2 of 7 claims verified, 1 sentence skipped": the same words in
     every output (the report's header, the batch report; the extension's popup says them in JavaScript)."""
     said = f"{verified} of {plural(claims, 'claim')} verified"
     return f"{said}, {plural(skipped, 'sentence')} skipped" if skipped else said
+
 
 @dataclass(frozen=True)
 class TextVerdict:

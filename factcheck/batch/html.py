@@ -25,10 +25,9 @@ from urllib.parse import urlsplit
 from factcheck.batch.output import is_failure
 from factcheck.batch.progress import Summary
 from factcheck.jsonl import atomic_writer, read_records
-from factcheck.types import decided
 from factcheck.report import time_phrase
 from factcheck.scoring import REPLAYED_NOTE
-from factcheck.types import ClaimTime
+from factcheck.types import ClaimTime, decided
 
 EVIDENCE_CHARS = 300  # of each passage; the output file has them whole
 TEXT_CHARS = 2000
