@@ -167,3 +167,41 @@ def test_the_label_cell_says_how_many_claims_it_stands_on_and_when_it_is_weak() 
     )
     row = document_row({"id": "doc", **verdict.to_dict()})
     assert "TRUE, weak<br><small>1 of 2 claims verified</small>" in row
+
+
+def test_the_report_says_who_judged_with_the_caution_and_each_documents_notes(tmp_path: Path) -> None:
+    # What the text report shows beside the label (issue 40 item 7): "Judged by: ..." and "caution: ...".
+    out, report = tmp_path / "out.jsonl", tmp_path / "report.html"
+    judged = {
+        "profile": "offline",
+        "agents": [
+            {
+                "name": "corpus",
+                "source": "corpus",
+                "verifier": "nli",
+                "corpus": "SciFact abstracts",
+                "domain": "biomedical",
+            }
+        ],
+        "caution": "Judged only against SciFact abstracts: <b>a claim</b> outside biomedicine ...",
+    }
+    verdict = TextVerdict(text="Paris is in France.", claims=(), label=Label.UNVERIFIED).to_dict()
+    noted = {**verdict, "usage": {**verdict["usage"], "notes": ["the wikipedia agent was refused <x>"]}}
+    out.write_text(
+        json.dumps({"id": "a", **verdict, "judged_by": judged})
+        + "\n"
+        + json.dumps({"id": "b", **noted, "judged_by": judged})
+        + "\n"
+    )
+    write_report(out, report, summarise(out))
+    page = report.read_text()
+    head = page.split('<table id="docs">')[0]
+    assert head.count("Judged by: profile offline · corpus (corpus search, nli verifier) over SciFact abstracts") == 1
+    assert "caution: Judged only against SciFact abstracts: &lt;b&gt;a claim&lt;/b&gt;" in head
+    assert "note: the wikipedia agent was refused &lt;x&gt;" in page
+    # Documents judged by other settings (a resumed run) each say who judged them.
+    other = {**judged, "profile": "wiki", "caution": None}
+    out.write_text(out.read_text() + json.dumps({"id": "c", **verdict, "judged_by": other}) + "\n")
+    write_report(out, report, summarise(out))
+    rows = report.read_text().split('<table id="docs">')[1]
+    assert "Judged by: profile wiki" in rows and "Judged by: profile offline" in rows

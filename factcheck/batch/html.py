@@ -24,10 +24,11 @@ from urllib.parse import urlsplit
 
 from factcheck.batch.output import is_failure
 from factcheck.batch.progress import Summary
+from factcheck.errors import FactcheckError
 from factcheck.jsonl import atomic_writer, read_records
-from factcheck.report import time_phrase
+from factcheck.report import judged_by_line, time_phrase
 from factcheck.scoring import REPLAYED_NOTE
-from factcheck.types import ClaimTime, decided
+from factcheck.types import ClaimTime, JudgedBy, decided
 
 EVIDENCE_CHARS = 300  # of each passage; the output file has them whole
 TEXT_CHARS = 2000
@@ -248,8 +249,9 @@ def _decided(record: dict[str, Any], claims: list[Any]) -> str:
     return f"{weak}<br><small>{escape(counts)}</small>"
 
 
-def document_row(record: dict[str, Any]) -> str:
-    """One ``<tr>`` of the documents table."""
+def document_row(record: dict[str, Any], judged: bool = False) -> str:
+    """One ``<tr>`` of the documents table; with ``judged``, its details say who judged it (a page of
+    documents judged by different settings)."""
     claims = record.get("claims") or []
     labels = [str(c.get("label")) for c in claims]
     raw_usage = record.get("usage")
@@ -264,6 +266,11 @@ def document_row(record: dict[str, Any]) -> str:
         details.append(f'<p class="error">{escape(json.dumps(error, ensure_ascii=False))}</p>')
     if meta:
         details.append(f"<p>meta: <code>{escape(json.dumps(meta, ensure_ascii=False))}</code></p>")
+    judged_by = _judges([record]) if judged else []
+    details += [judged_by_html(one) for one in judged_by]
+    raw_notes = usage.get("notes")
+    for note in raw_notes if isinstance(raw_notes, list) else []:
+        details.append(f'<p class="note">note: {escape(str(note))}</p>')
     details.append(_claims(record))
     cells = [
         f"<td>{escape(str(record.get('id')))}</td>",
@@ -278,7 +285,31 @@ def document_row(record: dict[str, Any]) -> str:
     return f'<tr class="doc">{"".join(cells)}</tr>\n'
 
 
-def _page(records: Iterable[dict[str, Any]], summary: Summary, title: str) -> Iterator[str]:
+def judged_by_html(judged: JudgedBy) -> str:
+    """Who judged and what a reader should be warned of, as the text report says it (``Judged by: ...``
+    and ``caution: ...``)."""
+    html = f'<p class="judged">{escape(judged_by_line(judged).plain)}</p>'
+    if judged.caution:
+        html += f'<p class="note caution">caution: {escape(judged.caution)}</p>'
+    return html
+
+
+def _judges(records: Iterable[dict[str, Any]]) -> list[JudgedBy]:
+    """The distinct ``judged_by`` of ``records``, in the order met (one, unless a resumed run changed it)."""
+    found: list[JudgedBy] = []
+    for record in records:
+        try:
+            judged = JudgedBy.from_dict(record.get("judged_by"))
+        except FactcheckError:
+            continue  # an unreadable one is the row's problem, not the page's
+        if judged is not None and judged not in found:
+            found.append(judged)
+    return found
+
+
+def _page(
+    records: Iterable[dict[str, Any]], summary: Summary, title: str, judges: list[JudgedBy] | None = None
+) -> Iterator[str]:
     yield (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
@@ -290,17 +321,19 @@ def _page(records: Iterable[dict[str, Any]], summary: Summary, title: str) -> It
     yield (
         f"<p>{summary.documents} documents ({summary.failed} failed); labels: {labels}; "
         f"{summary.claims} claims; {summary.llm_calls} LLM calls; ${summary.cost_usd:.4f}.</p>\n"
-        '<input id="filter" type="search" placeholder="filter rows" aria-label="filter rows">\n'
+        + "".join(judged_by_html(judged) + "\n" for judged in judges or ())
+        + '<input id="filter" type="search" placeholder="filter rows" aria-label="filter rows">\n'
         '<table id="docs"><thead><tr><th>id</th><th>label</th><th>score</th><th>claims</th><th>true</th>'
         "<th>false</th><th>unverified</th><th>LLM calls</th><th>details</th></tr></thead><tbody>\n"
     )
     for record in records:
-        yield document_row(record)
+        yield document_row(record, judged=len(judges or ()) > 1)
     yield f"</tbody></table>\n<script>{SCRIPT}</script>\n</body></html>\n"
 
 
 def write_report(results: Path, report: Path, summary: Summary) -> None:
     """Write the HTML page for the output file ``results`` to ``report`` (atomically, streaming)."""
+    judges = _judges(record for _, record in read_records(results))  # a first pass: they head the page
     records = (record for _, record in read_records(results))
     with atomic_writer(report) as handle:
-        handle.writelines(_page(records, summary, f"factcheck batch: {results.name}"))
+        handle.writelines(_page(records, summary, f"factcheck batch: {results.name}", judges))
