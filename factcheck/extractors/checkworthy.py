@@ -66,6 +66,15 @@ OBLIGATION_MODALS = frozenset({"should", "must", "ought"})
 # "We need to ...", "we have to ...", "we've got to ...", "I want to ...": what ought to be, not what is.
 OBLIGATION_VERBS = frozenset({"need", "needs", "have", "has", "got", "want", "wants", "going"})
 CONDITION_MARKS = frozenset({"if", "unless"})
+# Verbs that say what someone expects to happen: "The ministry expects the deficit to fall."
+PREDICTING_VERBS = frozenset(
+    {"expect", "expects", "expected", "expecting", "predict", "predicts", "predicted", "predicting"}
+    | {"anticipate", "anticipates", "anticipated", "anticipating", "foresee", "foresees", "foresaw"}
+    | {"forecast", "forecasts", "forecasted", "forecasting"}
+)
+# "are set to rise", "is due to open": what is to come, not what is. Not "likely to": as often a risk as a
+# prediction ("Smokers are more likely to develop lung cancer").
+LIKELY_WORDS = frozenset({"set", "due", "poised", "bound", "projected", "forecast"})
 FIRST_PERSON = frozenset({"i", "we", "me", "us"})
 SPEAKERS = FIRST_PERSON | {"you"}
 THIRD_PERSON = frozenset({"he", "she", "they"})
@@ -342,6 +351,13 @@ def _prediction(a: Analysis) -> str | None:
     ]
     if future:
         return f"a prediction or hypothetical ({future[0]!r})"
+    # "The ministry expects the deficit to fall", "Growth is expected to slow", "Experts forecast a mild winter".
+    if root.lower_ in PREDICTING_VERBS and any(c.dep_ in ("dobj", "ccomp", "xcomp") for c in root.children):
+        return f"a prediction ({root.text!r})"
+    # "Prices are set to rise", "The plant is due to close".
+    for word in (root, *(c for c in root.children if c.dep_ == "acomp")):
+        if word.lower_ in LIKELY_WORDS and any(c.dep_ == "xcomp" for c in word.children):
+            return f"a prediction ({word.text!r} to)"
     # "he was going to" reports a past intention, not a prediction.
     going = root.lower_ == "going" and any(c.dep_ == "xcomp" for c in root.children)
     if going and not any(aux in ("was", "were") for aux in _aux(root)):
