@@ -17,6 +17,10 @@ FACTCHECK_SHARED_DATA; GPL-3.0: measured here, nothing learned from it is shippe
 
     python scripts/measure_checkworthy.py            # about a minute on one core
     python scripts/measure_checkworthy.py --folds 0  # end to end only
+    python scripts/measure_checkworthy.py --model blank  # spaCy's rule-based sentencizer, no model
+
+With ``--model blank`` only the filters that need no parse run (what the extractor does without the
+model), and the cross-validation chooses among those.
 
 The figures are quoted in docs/extraction.md.
 """
@@ -33,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from factcheck.extractors.checkworthy import FILTER_NAMES, assess
+from factcheck.extractors.checkworthy import FILTER_NAMES, PARSE_FREE, assess
 from factcheck.extractors.sentence import SentenceExtractor, load_pipeline, paragraph_pieces
 from factcheck.paths import shared_data_dir
 
@@ -74,71 +78,85 @@ def rates(kept: Sequence[bool], labels: Sequence[int]) -> tuple[float, float]:
     return sum(positives) / max(len(positives), 1), sum(not k for k in negatives) / max(len(negatives), 1)
 
 
-def flags(rows: Sequence[tuple[int, str]]) -> list[dict[tuple[str, bool], bool]]:
+def filter_names(model: str) -> tuple[str, ...]:
+    """The filters the extractor runs on ``model``'s pipeline: without a parser, only the parse-free ones."""
+    return (
+        FILTER_NAMES
+        if "parser" in load_pipeline(model).pipe_names
+        else tuple(n for n in FILTER_NAMES if n in PARSE_FREE)
+    )
+
+
+def flags(rows: Sequence[tuple[int, str]], model: str) -> list[dict[tuple[str, bool], bool]]:
     """Per sentence, whether each filter alone (with and without ``keep_figures``) skips it."""
-    nlp = load_pipeline("auto")
-    nlp.enable_pipe("ner")
+    nlp = load_pipeline(model)
+    parsed = "parser" in nlp.pipe_names
+    if "ner" in nlp.disabled:
+        nlp.enable_pipe("ner")
     try:
         docs = list(nlp.pipe(text for _, text in rows))
     finally:
-        nlp.disable_pipe("ner")
+        if "ner" in nlp.pipe_names:
+            nlp.disable_pipe("ner")
     out = []
     for doc in docs:
         pieces = [piece for sent in doc.sents for piece in paragraph_pieces(sent)]
         out.append(
             {
                 (name, figures): all(
-                    assess(piece, (name,), keep_figures=figures).skipped is not None for piece in pieces
+                    assess(piece, (name,), attribution=parsed, keep_figures=figures).skipped is not None
+                    for piece in pieces
                 )
-                for name in FILTER_NAMES
+                for name in filter_names(model)
                 for figures in (True, False)
             }
         )
     return out
 
 
-def masks(fired: Sequence[dict[tuple[str, bool], bool]], figures: bool) -> np.ndarray:
-    """One bit per filter that skips the sentence."""
+def masks(fired: Sequence[dict[tuple[str, bool], bool]], names: Sequence[str], figures: bool) -> np.ndarray:
+    """One bit per filter of ``names`` that skips the sentence."""
     return np.array(
-        [sum(1 << bit for bit, name in enumerate(FILTER_NAMES) if f[(name, figures)]) for f in fired], dtype=np.int64
+        [sum(1 << bit for bit, name in enumerate(names) if f[(name, figures)]) for f in fired], dtype=np.int64
     )
 
 
 def choose(
-    fired: Sequence[dict[tuple[str, bool], bool]], labels: np.ndarray, min_keep: float
+    fired: Sequence[dict[tuple[str, bool], bool]], names: Sequence[str], labels: np.ndarray, min_keep: float
 ) -> tuple[tuple[str, ...], bool]:
     """The filters (and keep_figures) that drop the most of the others while keeping ``min_keep``."""
     best: tuple[float, tuple[str, ...], bool] = (-1.0, (), True)
     positive = labels == 1
     for figures in (True, False):
-        bits = masks(fired, figures)
-        for subset_mask in range(1 << len(FILTER_NAMES)):
+        bits = masks(fired, names, figures)
+        for subset_mask in range(1 << len(names)):
             kept = (bits & subset_mask) == 0
             keep, drop = kept[positive].mean(), (~kept[~positive]).mean()
             if keep >= min_keep and drop >= best[0]:
-                subset = tuple(name for bit, name in enumerate(FILTER_NAMES) if subset_mask >> bit & 1)
+                subset = tuple(name for bit, name in enumerate(names) if subset_mask >> bit & 1)
                 # On a tie, the larger set: a filter that changes nothing on these folds stays on.
                 if drop > best[0] or len(subset) > len(best[1]):
                     best = (float(drop), subset, figures)
     return best[1], best[2]
 
 
-def cross_validate(rows: Sequence[tuple[int, str]], folds: int, min_keep: float, seed: int) -> None:
+def cross_validate(rows: Sequence[tuple[int, str]], folds: int, min_keep: float, seed: int, model: str) -> None:
     labels = np.array([label for label, _ in rows])
-    fired = flags(rows)
+    names = filter_names(model)
+    fired = flags(rows, model)
     order = list(range(len(rows)))
     random.Random(seed).shuffle(order)
     held_keep, held_drop = [], []
     for fold in range(folds):
         test = set(order[fold::folds])
         train_idx = [i for i in range(len(rows)) if i not in test]
-        subset, figures = choose([fired[i] for i in train_idx], labels[train_idx], min_keep)
+        subset, figures = choose([fired[i] for i in train_idx], names, labels[train_idx], min_keep)
         test_idx = sorted(test)
         kept = [not any(fired[i][(name, figures)] for name in subset) for i in test_idx]
         keep, drop = rates(kept, [int(labels[i]) for i in test_idx])
         held_keep.append(keep)
         held_drop.append(drop)
-        off = sorted(set(FILTER_NAMES) - set(subset))
+        off = sorted(set(names) - set(subset))
         print(
             f"  fold {fold + 1}: keep {keep:.3f} drop {drop:.3f}  "
             f"(chosen: all filters{' but ' + ', '.join(off) if off else ''}, keep_figures={figures})"
@@ -153,12 +171,15 @@ def main() -> None:
     parser.add_argument("--min-keep", type=float, default=0.92, help="keep rate a fold's choice must reach")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--limit", type=int, default=None, help="read only the first N sentences of each set")
+    parser.add_argument("--model", default="auto", help="the extractor's spaCy pipeline (auto: the model; blank)")
     args = parser.parse_args()
     sets = read_sets(shared_data_dir())
     if args.limit:
         sets = {name: rows[: args.limit] for name, rows in sets.items()}
-    default, before = SentenceExtractor(), SentenceExtractor(filters=("fragment", "question"), attribution=False)
+    default = SentenceExtractor(model=args.model)
+    before = SentenceExtractor(model=args.model, filters=("fragment", "question"), attribution=False)
     before = before.configure(decontextualise=False)
+    print(f"spaCy pipeline: {args.model} ({', '.join(load_pipeline(args.model).component_names)})")
     for name, rows in sets.items():
         labels = [label for label, _ in rows]
         print(f"{name}: {len(rows)} sentences, {sum(labels)} check-worthy")
@@ -174,7 +195,7 @@ def main() -> None:
         print(f"{path} (first {len(rows)} claims, all factual): kept {sum(kept) / len(rows):.3f}")
     if args.folds:
         print(f"train cross-validated ({args.folds} folds, filters chosen for keep >= {args.min_keep}):")
-        cross_validate(sets["train"], args.folds, args.min_keep, args.seed)
+        cross_validate(sets["train"], args.folds, args.min_keep, args.seed, args.model)
 
 
 if __name__ == "__main__":

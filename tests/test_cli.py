@@ -8,7 +8,6 @@ import re
 import stat
 import subprocess
 import sys
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -595,13 +594,6 @@ def test_ci_runs_the_readmes_two_commands_with_the_stock_pip() -> None:
     assert 'eval "$(readme_block 1)"' in ci and 'eval "$(readme_block 2)"' in ci
     assert "--upgrade pip" not in ci and "-U pip" not in ci
     assert "git clone" in ci  # and again in a clone with nothing beside it
-
-
-def test_extras_declare_the_html_cleaner_that_old_pip_leaves_out() -> None:
-    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
-    for extra in ("batch", "dev"):
-        names = [re.split(r"[<>=\[ ]", requirement)[0] for requirement in extras[extra]]
-        assert "trafilatura" in names and "lxml_html_clean" in names, extra
 
 
 # ---- the same endpoint and budget flags wherever a command checks (issue 24, items 4 and 9) ------

@@ -139,17 +139,20 @@ NEWS = [
 
 
 def _need_browser() -> None:
+    # Each thing missing with what installs it: the apt hint is for the browser alone.
     missing = [path for path in (CHROMIUM, CHROMEDRIVER) if not os.path.exists(path)]
+    if missing:
+        missing = [f"{' and '.join(missing)} (apt-get install chromium chromium-driver)"]
     try:
         import selenium  # noqa: F401
     except ImportError:
-        missing.append("the selenium package")
+        missing.append("the selenium package (the dev extra)")
     try:
         import fastapi  # noqa: F401
     except ImportError:
         missing.append("the server extra (fastapi)")
     if missing:
-        reason = f"browser test needs {', '.join(missing)} (apt-get install chromium chromium-driver)"
+        reason = f"browser test needs {', '.join(missing)}"
         if REQUIRE_BROWSER:
             pytest.fail(reason)
         pytest.skip(reason)

