@@ -21,6 +21,7 @@ BORDERLINE = [
     ("It may rain tomorrow.", "prediction"),
     ("The ministry expected the deficit to fall in 2020.", None),
     ("As expected, the deficit fell.", None),
+    ("Models predict that vaccination has a large effect on transmission.", None),  # a finding, reported
     ("Smokers are more likely to develop lung cancer.", None),
     ("We will cut the tax by 5 percent next year.", None),
     ("Statins may lower the risk of stroke.", None),

@@ -339,6 +339,17 @@ def _imperative(a: Analysis) -> str | None:
     return None
 
 
+def _foretells(complement: Token) -> bool:
+    """Whether ``complement`` of a verb of expecting is what is to come: its object ("a recession"), an
+    infinitive ("the deficit to fall"), or a clause in the future or hedged ("that growth will slow")."""
+    if complement.dep_ in ("dobj", "xcomp"):
+        return True
+    if complement.dep_ != "ccomp":
+        return False
+    aux = [c.lower_ for c in complement.children if c.dep_ in ("aux", "auxpass")]
+    return "to" in aux or any(w in FUTURE_MODALS or w in HEDGE_MODALS for w in aux)
+
+
 def _prediction(a: Analysis) -> str | None:
     root = a.content.root
     subject = subject_of(root)
@@ -352,7 +363,8 @@ def _prediction(a: Analysis) -> str | None:
     if future:
         return f"a prediction or hypothetical ({future[0]!r})"
     # "The ministry expects the deficit to fall", "Growth is expected to slow", "Experts forecast a mild winter".
-    if root.lower_ in PREDICTING_VERBS and any(c.dep_ in ("dobj", "ccomp", "xcomp") for c in root.children):
+    # Not "Models predict that using X has an impact": a finding stated in the present is reported, not foretold.
+    if root.lower_ in PREDICTING_VERBS and any(_foretells(c) for c in root.children):
         return f"a prediction ({root.text!r})"
     # "Prices are set to rise", "The plant is due to close".
     for word in (root, *(c for c in root.children if c.dep_ == "acomp")):
