@@ -44,15 +44,16 @@ from factcheck.cli.flags import (
     source_flag,
     trust_flag,
 )
+from factcheck.cli.interrupted import keeps
 from factcheck.config import Settings
 from factcheck.errors import ConfigError, InputError
 from factcheck.net import service
 from factcheck.pipeline import Checker
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.resume import AppendLog, exclusive
+from factcheck.text import plural
 
 EXIT_BUDGET = 3
-EXIT_INTERRUPTED = 130
 
 
 async def _run(
@@ -185,45 +186,50 @@ def batch(
         claim_output(out, {"input": source.settings(), **fingerprint(settings)})
         done = prepare_output(out, retry_failed=retry_failed)
         todo = sum(1 for doc_id in ids if doc_id not in done)
-        try:
-            if not todo:  # nothing to do: start no engine (a Ray cluster takes seconds)
-                result = BatchResult(Tally())
-            else:
-                progress = BatchProgress(todo, err, enabled=not quiet and err.is_terminal)
-                # The current service's memory of refusals: a custom service (use_service) keeps its own.
-                noted = set(service().refusals.met())
+        written = 0  # lines this run added
+        keeps(
+            lambda: (
+                f"{out} keeps {len(ids) - todo + written} of {plural(len(ids), 'document')} "
+                f"({written} from this run); run the same command again to continue"
+            )
+        )
+        if not todo:  # nothing to do: start no engine (a Ray cluster takes seconds)
+            result = BatchResult(Tally())
+        else:
+            progress = BatchProgress(todo, err, enabled=not quiet and err.is_terminal)
+            # The current service's memory of refusals: a custom service (use_service) keeps its own.
+            noted = set(service().refusals.met())
 
-                def advance(record: dict[str, Any], tally: Tally) -> None:
-                    progress.advance(record, tally)
-                    for reason in service().refusals.met():  # said once, not once per document
-                        if reason not in noted:
-                            noted.add(reason)
-                            err.print(
-                                f"warning: {reason}: its agent abstains on the documents checked while it "
-                                "cannot be reached (tried again after a minute); check the URL or the service",
-                                markup=False,
-                                highlight=False,
-                                soft_wrap=True,
-                            )
-
-                with AppendLog(out) as log, progress:
-                    result = asyncio.run(
-                        _run(
-                            checker,
-                            settings,
-                            source.documents(skip=done),
-                            log,
-                            engine=engine,
-                            ray_address=ray_address,
-                            ray_workers=ray_workers,
-                            concurrency=concurrency,
-                            budget=Budget(max_cost, max_llm_calls, max_searches),
-                            on_record=advance,
+            def advance(record: dict[str, Any], tally: Tally) -> None:
+                nonlocal written
+                written += 1
+                progress.advance(record, tally)
+                for reason in service().refusals.met():  # said once, not once per document
+                    if reason not in noted:
+                        noted.add(reason)
+                        err.print(
+                            f"warning: {reason}: its agent abstains on the documents checked while it "
+                            "cannot be reached (tried again after a minute); check the URL or the service",
+                            markup=False,
+                            highlight=False,
+                            soft_wrap=True,
                         )
+
+            with AppendLog(out) as log, progress:
+                result = asyncio.run(
+                    _run(
+                        checker,
+                        settings,
+                        source.documents(skip=done),
+                        log,
+                        engine=engine,
+                        ray_address=ray_address,
+                        ray_workers=ray_workers,
+                        concurrency=concurrency,
+                        budget=Budget(max_cost, max_llm_calls, max_searches),
+                        on_record=advance,
                     )
-        except KeyboardInterrupt:
-            err.print(f"interrupted: {out} keeps every finished document; run the same command again to continue")
-            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+                )
     summary = summarise(out)
     left = sum(1 for doc_id in ids if doc_id not in summary.ids)
     if not quiet:

@@ -37,6 +37,7 @@ from factcheck.cli.flags import (
     text_input,
     trust_flag,
 )
+from factcheck.cli.interrupted import keeps
 from factcheck.routing import ROUTINGS
 
 if TYPE_CHECKING:
@@ -179,6 +180,8 @@ def check(
     from factcheck.build import build_checker
 
     checker = build_checker(settings_from_flags(**checker_options))  # the flags every checking command shares
+    stored = f"; the cache {checker.cache.path} keeps the judgments made so far" if checker.cache is not None else ""
+    keeps(f"nothing was printed{stored}")
     from factcheck.context import using
     from factcheck.usage import Spending
 

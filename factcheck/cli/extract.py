@@ -23,6 +23,7 @@ from factcheck.cli.flags import (
     registered,
     text_input,
 )
+from factcheck.cli.interrupted import keeps
 from factcheck.errors import InputError
 from factcheck.options import parse_option_pairs
 
@@ -79,6 +80,7 @@ def extract(
         settings, extractor_options={**settings.extractor_options, **parse_option_pairs(options)}
     )
     checker = build_checker(settings)
+    keeps("nothing was printed")
     chosen = checker.extractor
     recorder = UsageRecorder()
     found = asyncio.run(checker.extraction(content, recorder))

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from factcheck.build import DELIBERATION_PREFIX, build_checker, fingerprint, policy_options, split_options
@@ -34,6 +34,7 @@ from factcheck.cli.flags import (
     scoring_trust_flag,
     settings_from_flags,
 )
+from factcheck.cli.interrupted import keeps
 from factcheck.config import Settings
 from factcheck.errors import ConfigError, InputError
 from factcheck.eval.datasets import Dataset, EvalItem, load_dataset
@@ -315,6 +316,14 @@ def _check(
     path = out / JUDGMENTS
     done = read_done(path)
     todo = [item for item in items if item.id not in done]
+    finished = len(items) - len(todo)
+    keeps(lambda: f"{path} keeps {finished} of {plural(len(items), 'text')}; run the same command again to continue")
+
+    def done_one(progress: Progress, task: TaskID) -> None:
+        nonlocal finished
+        finished += 1
+        progress.advance(task)
+
     if todo:
         columns = (TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
         with Progress(*columns, console=err, transient=True) as progress:
@@ -326,7 +335,7 @@ def _check(
                     path,
                     extract=extract,
                     concurrency=concurrency,
-                    on_done=lambda: progress.advance(task),
+                    on_done=lambda: done_one(progress, task),
                 )
             )
     wanted = {item.id for item in items}

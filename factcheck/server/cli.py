@@ -24,6 +24,7 @@ from factcheck.cli.flags import (
     profiles,
     registered,
 )
+from factcheck.cli.interrupted import keeps
 from factcheck.errors import ConfigError
 from factcheck.options import Declared, declared
 from factcheck.plugins.hookspecs import hookimpl
@@ -197,6 +198,7 @@ def serve(
         )
     if not settings.cors_origins:
         log.info("no CORS origin allowed: web pages cannot read answers (extensions with host permission can)")
+    keeps("the server stopped; what it stored (cached judgments, corrections sent to it) is kept")
     if workers > 1:
         from factcheck.server.runner import serve_workers
 
