@@ -212,13 +212,14 @@ def check_status(*args: str) -> tuple[int, str, str]:
 
 
 def test_fail_on_error_exits_3_when_no_agent_could_judge() -> None:
-    # The paper profile with no key: every agent is skipped. Without --fail-on that is still exit 0.
-    code, out, err = check_status("Statins lower LDL cholesterol.", "--profile", "paper")
+    # The wiki profile with its wiki unreachable: its agent abstains. Without --fail-on that is still exit 0.
+    unreachable = ("--profile", "wiki", "--wikipedia-url", "http://127.0.0.1:9/w/api.php")
+    code, out, err = check_status("Statins lower LDL cholesterol.", *unreachable)
     assert code == 0 and json.loads(out)["label"] == "UNVERIFIED"
-    code, out, err = check_status("Statins lower LDL cholesterol.", "--profile", "paper", "--fail-on", "error")
+    code, out, err = check_status("Statins lower LDL cholesterol.", *unreachable, "--fail-on", "error")
     assert code == 3, err
     assert json.loads(out)["label"] == "UNVERIFIED"  # the verdict is printed all the same
-    assert err.startswith("--fail-on error: agents web, wikipedia, selfcheck could not judge 1 of 1 claim (web: ")
+    assert err.startswith("--fail-on error: agent wikipedia could not judge 1 of 1 claim (wikipedia: ")
     assert err.rstrip().endswith("(exit status 3)") and len(err.splitlines()) == 1
 
 

@@ -45,6 +45,7 @@ from factcheck.cli.flags import (
     trust_flag,
 )
 from factcheck.cli.interrupted import keeps
+from factcheck.cli.keys import require_keys
 from factcheck.config import Settings
 from factcheck.errors import ConfigError, InputError
 from factcheck.net import service
@@ -174,6 +175,7 @@ def batch(
     ids = source.scan()
     settings = settings_from_flags(**checker_options)
     checker = build_checker(settings)
+    require_keys(checker)
     err = Console(stderr=True)
     if max_cost is not None and checker.llm.model not in checker.llm.prices:
         err.print(

@@ -5,7 +5,8 @@ plugin's; this package's own (``check``, ``extract``, ``score``, ``plugins``) li
 in modules of their own, and the flags that every checking command shares in
 :mod:`factcheck.cli.flags`. Errors raised on purpose (:class:`FactcheckError`)
 print as one line and exit 1; ``FACTCHECK_RAISE_ERRORS=1`` shows the traceback
-instead. Click's usage errors exit 2; ``check --fail-on`` adds 3, 4 and 5
+instead. Click's usage errors exit 2, as does a profile none of whose agents has its API key
+(:mod:`factcheck.cli.keys`); ``check --fail-on`` adds 3, 4 and 5
 (:data:`factcheck.cli.check.FAIL_STATUS`); Ctrl-C exits 130 in every command, with one line saying
 what was kept (:mod:`factcheck.cli.interrupted`). Warnings of factcheck's own (a plugin
 refused) print as one ``warning: ...`` line.

@@ -35,6 +35,7 @@ from factcheck.cli.flags import (
     settings_from_flags,
 )
 from factcheck.cli.interrupted import keeps
+from factcheck.cli.keys import require_keys
 from factcheck.config import Settings
 from factcheck.errors import ConfigError, InputError
 from factcheck.eval.datasets import Dataset, EvalItem, load_dataset
@@ -246,6 +247,7 @@ def eval_command(
         checker = build_checker(settings)
         if mode == "given":
             checker = given_evidence_checker(data, checker)
+        require_keys(checker)
         records = _check(data, items, out, settings, checker, mode, extract, concurrency, err)
         source = str(out / JUDGMENTS)
     if not records:
