@@ -18,7 +18,7 @@ from rich.console import Console
 
 from factcheck.batch.inputs import open_input
 from factcheck.batch.output import claim_output, lock_path, prepare_output
-from factcheck.batch.progress import BatchProgress, render_summary, summarise
+from factcheck.batch.progress import BatchProgress, ignored_files, render_summary, summarise
 from factcheck.batch.runner import BatchResult, Budget, LocalEngine, Tally, run_batch
 from factcheck.build import build_checker, fingerprint
 from factcheck.cli.flags import (
@@ -173,10 +173,13 @@ def batch(
         raise InputError(f"no such folder for the output: {out.parent}")
     source = open_input(input_path, text_column=text_column, id_column=id_column)
     ids = source.scan()
+    ignored = source.ignored()
     settings = settings_from_flags(**checker_options)
     checker = build_checker(settings)
     require_keys(checker)
     err = Console(stderr=True)
+    if ignored:  # said before the run as well as in the summary: a quiet run says it too
+        err.print(f"warning: ignored {ignored_files(ignored)}", markup=False, highlight=False, soft_wrap=True)
     if max_cost is not None and checker.llm.model not in checker.llm.prices:
         err.print(
             f"warning: model {checker.llm.model!r} has no price in [llm] prices, so --max-cost counts its calls as $0; "
@@ -237,7 +240,15 @@ def batch(
     if not quiet:
         # Counted where the requests are sent: in this process (Ray workers count in their own, unseen here).
         sent = result.spending.sent() if result.spending is not None and engine == "local" else None
-        render_summary(summary, result.tally, total=len(ids), left=left, console=Console(file=sys.stdout), sent=sent)
+        render_summary(
+            summary,
+            result.tally,
+            total=len(ids),
+            left=left,
+            console=Console(file=sys.stdout),
+            sent=sent,
+            ignored=ignored,
+        )
     if report is not None:
         from factcheck.batch.html import write_report
 
