@@ -121,6 +121,8 @@ def _claim_block(verdict: ClaimVerdict, out: Mapping[str, str] | None = None) ->
 
 RATIONALE_CHARS = 200  # of a deliberation step's rationale or weak point; the JSON has them whole
 QUOTE_CHARS = 160  # of the counter-evidence a critique presents
+TOO_LONG_RULE = "too_long"  # a claim over factcheck.pipeline.MAX_CLAIM_CHARS
+SKIPPED_CHARS = 300  # of a sentence not checked (the JSON keeps it whole)
 
 
 def clip(text: str, length: int) -> str:
@@ -298,7 +300,9 @@ def skipped_block(verdict: TextVerdict) -> Text:
     for skipped in verdict.skipped:
         block.append("\n  • ")
         block.append(f"[{skipped.rule}] ", style="yellow")
-        block.append(shown(skipped.text), style="dim")
+        block.append(clip(skipped.text, SKIPPED_CHARS), style="dim")  # a run-on text of 40,000 characters
+        if skipped.rule == TOO_LONG_RULE:  # the other rules' names say why; this one's length is worth a number
+            block.append(f"\n    {shown(skipped.reason)}", style="dim")
     return block
 
 

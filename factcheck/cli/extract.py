@@ -89,6 +89,7 @@ def extract(
         record["notes"] = list(recorder.notes)
         click.echo(json.dumps(record, ensure_ascii=False, indent=2))
         return
+    from factcheck.report import SKIPPED_CHARS, clip
     from factcheck.text import plural
 
     for note in recorder.notes:
@@ -100,9 +101,10 @@ def extract(
             click.echo(f"       attributed to: {claim.attributed_to}")
         if claim.original:
             click.echo(f"       as written ({', '.join(claim.edits) or 'rewritten'}): {claim.original}")
-    click.echo(f"{plural(len(found.skipped), 'sentence')} skipped:")
+    if found.skipped:  # none skipped: nothing to say
+        click.echo(f"{plural(len(found.skipped), 'sentence')} skipped:")
     for skipped in found.skipped:
-        click.echo(f"  {_where(skipped.span)}  [{skipped.rule}] {skipped.text}")
+        click.echo(f"  {_where(skipped.span)}  [{skipped.rule}] {clip(skipped.text, SKIPPED_CHARS)}")
         if skipped.reason:
             click.echo(f"       {skipped.reason}")
 
