@@ -387,6 +387,37 @@ def test_non_utf8_stdin_is_a_clear_error() -> None:
     assert result.exit_code == 1 and "standard input is not UTF-8 text" in result.output
 
 
+TEXT_ONLY_PDF = b"""%PDF-1.4
+1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj
+2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj
+4 0 obj << /Length 44 >> stream
+BT /F1 12 Tf 72 712 Td (Statins lower LDL.) Tj ET
+endstream endobj
+trailer << /Root 1 0 R >>
+%%EOF
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "said"),
+    [
+        ("post.pdf", TEXT_ONLY_PDF, "post.pdf is a PDF, not text; convert it to text first (pdftotext "),
+        ("post.docx", b"PK\x03\x04\x14\x00\x06\x00word/document.xml", "post.docx is a ZIP archive"),
+        ("post.bin", bytes(range(256)), "post.bin is a binary file, not text; convert it to text first"),
+    ],
+)
+@pytest.mark.parametrize("command", ["check", "extract"])
+def test_a_document_that_is_not_text_is_refused_in_one_line(
+    tmp_path: Path, command: str, name: str, content: bytes, said: str
+) -> None:
+    (tmp_path / name).write_bytes(content)
+    code, output = run(command, "--file", str(tmp_path / name))
+    assert code == 1 and output.startswith("Error: ") and said in output, output
+    assert len(output.splitlines()) == 1
+    result = CliRunner().invoke(cli, [command, "-"], input=content)
+    assert result.exit_code == 1 and "standard input is " in result.output
+
+
 # ---- one meaning per flag, help from the registry, output files --------------------------------
 
 

@@ -279,24 +279,52 @@ def llm_overrides(base_url: str | None, model: str | None) -> dict[str, str]:
     return {k: v for k, v in (("base_url", base_url), ("model", model)) if v}
 
 
+# Documents that are not text, by how their bytes start: a text-only PDF is valid UTF-8, and its
+# syntax ("endobj", "/Type /Page") would be checked as claims.
+NOT_TEXT = (
+    (b"%PDF-", "a PDF"),
+    (b"PK\x03\x04", "a ZIP archive (as a .docx, .odt or .epub is)"),
+    (b"\xd0\xcf\x11\xe0", "an old Office document (.doc, .xls)"),
+    (b"{\\rtf", "an RTF document"),
+)
+BINARY_PROBE = 8192  # bytes looked at for a NUL, which no text holds
+
+
+def not_text(data: bytes) -> str | None:
+    """What ``data`` is when it is a document or binary file rather than text (``"a PDF"``); else None."""
+    for magic, kind in NOT_TEXT:
+        if data.startswith(magic):
+            return kind
+    return "a binary file" if b"\0" in data[:BINARY_PROBE] else None
+
+
+def _decoded(data: bytes, name: str) -> str:
+    """``data`` as UTF-8 text; InputError naming ``name`` when it is a document, binary, or not UTF-8."""
+    kind = not_text(data)
+    if kind is not None:
+        pdf = kind == "a PDF" and name.lower().endswith(".pdf")
+        how = f" (pdftotext {name} {name[:-4]}.txt)" if pdf else ""
+        raise InputError(f"{name} is {kind}, not text; convert it to text first{how}")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{name} is not UTF-8 text") from None
+
+
 def read_text(text: str | None, file: Path | None) -> str:
-    """TEXT, the ``--file`` it names, or standard input for ``-``: the text a command was given, as UTF-8."""
+    """TEXT, the ``--file`` it names, or standard input for ``-``: the text a command was given, as UTF-8.
+    A PDF, a .docx or any binary file is refused with one line saying what it is."""
     if text is not None and file is not None:
         raise InputError("give the text or --file, not both")
     if file is not None:
         try:
-            return file.read_text(encoding="utf-8")
+            return _decoded(file.read_bytes(), str(file))
         except OSError as exc:
             raise InputError(f"cannot read {file}: {exc.strerror}") from None
-        except UnicodeDecodeError:
-            raise InputError(f"{file} is not UTF-8 text") from None
     if text is None:
         raise InputError("give a text to check, --file PATH, or - to read standard input")
     if text == "-":
-        try:
-            return sys.stdin.buffer.read().decode("utf-8")
-        except UnicodeDecodeError:
-            raise InputError("standard input is not UTF-8 text") from None
+        return _decoded(sys.stdin.buffer.read(), "standard input")
     return text
 
 
