@@ -141,6 +141,44 @@ def test_score_rescoring_keeps_order_and_extra_fields(tmp_path: Path) -> None:
     assert scored[1]["label"] == "UNVERIFIED" and scored[1]["score"] is None
 
 
+@pytest.mark.parametrize("content", ["", "\n\n"])
+def test_score_of_nothing_says_so(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_text(content)
+    code, output = run("score", str(path), "--out", str(tmp_path / "out.jsonl"))
+    assert code == 1, output
+    assert output == f"Error: {path} holds no recorded check: there is nothing to score\n"
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def scored_statuses(tmp_path: Path, *fail_on: str) -> tuple[int, str, str]:
+    """``score --fail-on`` over three recorded checks: TRUE, FALSE and one whose agent timed out."""
+    claims = [
+        ("t1", {"agent": "x", "factuality": True, "confidence": 1.0}),
+        ("t2", {"agent": "x", "factuality": False, "confidence": 1.0}),
+        ("t3", {"agent": "x", "factuality": None, "error": "timed out after 60s during retrieve"}),
+    ]
+    lines = [{"id": text, "text": text, "claims": [{"id": "c1", "text": text, "judgments": [j]}]} for text, j in claims]
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    args = ["score", str(path), "--out", str(tmp_path / "out.jsonl")]
+    result = CliRunner().invoke(cli, [*args, *(f"--fail-on={f}" for f in fail_on)])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_score_fail_on_exits_as_check_does_after_writing_every_line(tmp_path: Path) -> None:
+    assert scored_statuses(tmp_path)[0] == 0
+    code, _, err = scored_statuses(tmp_path, "false", "unverified", "error")
+    assert code == 3, err  # error first, as in check: an agent's error is why a claim is UNVERIFIED
+    assert err.startswith("--fail-on error: agent x could not judge 1 of 1 claim (x: timed out after 60s")
+    assert err.endswith(f"({tmp_path / 'in.jsonl'}:3) (exit status 3)\n")
+    assert len((tmp_path / "out.jsonl").read_text().splitlines()) == 3  # every line written all the same
+    code, _, err = scored_statuses(tmp_path, "unverified")
+    assert code == 4 and err.startswith("--fail-on unverified: 1 of 1 claim UNVERIFIED")
+    code, _, err = scored_statuses(tmp_path, "false")
+    assert code == 5 and err.startswith("--fail-on false: 1 of 1 claim FALSE") and ":2)" in err
+
+
 def test_score_reports_the_bad_line(tmp_path: Path) -> None:
     path = tmp_path / "in.jsonl"
     path.write_text('{"text": "t", "claims": []}\n{not json}\n')
