@@ -681,7 +681,7 @@ def test_extras_declare_the_html_cleaner_that_old_pip_leaves_out() -> None:
 def test_every_command_that_checks_takes_the_endpoint_flags(command: str) -> None:
     code, output = run(command, "--help")
     assert code == 0, output
-    assert "--serper-url" in output and "--wikipedia-url" in output
+    assert "--serper-url" in output and "--serpapi-url" in output and "--wikipedia-url" in output
 
 
 @pytest.mark.parametrize("command", ["check", "batch"])

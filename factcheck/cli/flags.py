@@ -228,6 +228,12 @@ serper_url_flag = click.option(
     default_text="settings, else https://google.serper.dev",
     help="Base URL of the Serper API.",
 )
+serpapi_url_flag = click.option(
+    "--serpapi-url",
+    cls=HelpOption,
+    default_text="settings, else https://serpapi.com",
+    help="Base URL of the SerpAPI API (the web agent's search when only SERPAPI_API_KEY is set).",
+)
 wikipedia_url_flag = click.option(
     "--wikipedia-url",
     cls=HelpOption,
@@ -237,9 +243,9 @@ wikipedia_url_flag = click.option(
 
 
 def endpoint_flags(command: Callable[..., Any]) -> Callable[..., Any]:
-    """``--serper-url`` and ``--wikipedia-url``: where the search agents send their requests, the same
-    flags in every command that checks (check, batch, eval, serve)."""
-    return serper_url_flag(wikipedia_url_flag(command))
+    """``--serper-url``, ``--serpapi-url`` and ``--wikipedia-url``: where the search agents send their
+    requests, the same flags in every command that checks (check, batch, eval, serve)."""
+    return serper_url_flag(serpapi_url_flag(wikipedia_url_flag(command)))
 
 
 def budget_flags(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -345,6 +351,7 @@ def settings_from_flags(
     independence_threshold: float = 0.5,
     refresh: bool = False,
     serper_url: str | None = None,
+    serpapi_url: str | None = None,
     wikipedia_url: str | None = None,
     routing: str | None = None,
     tau: str | None = None,
@@ -364,6 +371,8 @@ def settings_from_flags(
     source_options: dict[str, dict[str, str]] = {}
     if serper_url:
         source_options["serper"] = {"base_url": serper_url}
+    if serpapi_url:
+        source_options["serpapi"] = {"base_url": serpapi_url}
     if wikipedia_url:
         source_options["wikipedia"] = {"api_url": wikipedia_url}
     cache: dict[str, Any] = {"path": str(cache_path)} if cache_path else {}
