@@ -395,9 +395,11 @@ def read_config(path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
 
 
-# (source, option, variable): the search endpoints a variable sets, as the CLI's --serper-url / --wikipedia-url do.
+# (source, option, variable): the search endpoints a variable sets, as the CLI's --serper-url, --serpapi-url and
+# --wikipedia-url do.
 ENDPOINT_VARIABLES = (
     ("serper", "base_url", "FACTCHECK_SERPER_URL"),
+    ("serpapi", "base_url", "FACTCHECK_SERPAPI_URL"),
     ("wikipedia", "api_url", "FACTCHECK_WIKIPEDIA_URL"),
 )
 
@@ -405,8 +407,9 @@ ENDPOINT_VARIABLES = (
 def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
     """The settings the environment sets: each variable a :class:`Settings` field declares
     (``FACTCHECK_PROFILE``, ``_EXTRACTOR``, ``_SCORER``, ``_LABELS``, ``_DELIBERATION``, ``_CORPUS``,
-    ``_MAX_CONCURRENCY``, ``_AGENT_TIMEOUT_S``, ``_MAX_CLAIMS``); the search endpoints ``FACTCHECK_SERPER_URL`` and
-    ``FACTCHECK_WIKIPEDIA_URL`` (what ``--serper-url`` and ``--wikipedia-url`` set); the cache's
+    ``_MAX_CONCURRENCY``, ``_AGENT_TIMEOUT_S``, ``_MAX_CLAIMS``); the search endpoints ``FACTCHECK_SERPER_URL``,
+    ``FACTCHECK_SERPAPI_URL`` and ``FACTCHECK_WIKIPEDIA_URL`` (what ``--serper-url``, ``--serpapi-url`` and
+    ``--wikipedia-url`` set); the cache's
     (``FACTCHECK_CACHE``, a path, and ``FACTCHECK_NO_CACHE``) and the LLM's (``OPENAI_BASE_URL``,
     ``FACTCHECK_LLM_BASE_URL`` / ``_MODEL`` / ``_API_KEY_ENV``)."""
     overrides = env_values(Settings, env, "bad FACTCHECK_* variable")

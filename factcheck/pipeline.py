@@ -18,6 +18,7 @@ import asyncio
 import contextvars
 import copy
 import inspect
+import math
 import time
 import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
@@ -83,6 +84,9 @@ JUDGMENT_CACHE_VERSION = "2"  # bump when a judgment's meaning changes; options 
 
 
 EXTRACT_CHARS_PER_CLAIM = 500  # with max_claims = 200, claims are read from the first 100,000 characters
+# A claim longer than this is a run-on text (a page without full stops), not one statement: skipped, with why.
+MAX_CLAIM_CHARS = 1000
+TOO_LONG_RULE = "too_long"  # the rule of such a claim, skipped
 UNREADY_RETRY_S = 600.0  # a component whose prepare() timed out is not waited for again before this
 PREPARE_CLOCK_SLACK_S = 0.05  # a wait for prepare_timeout_s may end this much early (timer granularity)
 
@@ -346,6 +350,11 @@ class Checker:
         if lower is not None and lower < limit:
             limit, named = lower, lower_named
         claims = [_valid_claim(claim) for claim in extraction.claims]
+        too_long = [claim for claim in claims if _written_length(claim) > MAX_CLAIM_CHARS]
+        if too_long:
+            claims = [claim for claim in claims if claim not in too_long]
+            skipped = (*extraction.skipped, *map(_too_long, too_long))
+            extraction = replace(extraction, skipped=_in_reading_order(skipped))
         if len(claims) > limit:
             recorder.notes.append(
                 f"{len(claims)} claims found; only the first {limit} were checked ({named} = {limit})"
@@ -837,6 +846,23 @@ def _valid_claim(claim: Claim) -> Claim:
     if text is claim.text and all(a is b for a, b in zip(queries, claim.queries, strict=True)):
         return claim
     return replace(claim, text=text, queries=queries)
+
+
+def _written_length(claim: Claim) -> int:
+    """How long ``claim`` is as the text has it (its span: a rewritten claim may be short), or as given."""
+    written = claim.span[1] - claim.span[0] if claim.span is not None else 0
+    return max(len(claim.text), len(claim.original or ""), written)
+
+
+def _too_long(claim: Claim) -> SkippedSentence:
+    """A claim of more than :data:`MAX_CLAIM_CHARS` characters, as a sentence not checked."""
+    reason = f"too long for a claim ({_written_length(claim):,} characters; at most {MAX_CLAIM_CHARS:,})"
+    return SkippedSentence(claim.original or claim.text, claim.span, TOO_LONG_RULE, reason)
+
+
+def _in_reading_order(skipped: Sequence[SkippedSentence]) -> tuple[SkippedSentence, ...]:
+    """``skipped`` by where each starts in the text (those with no span last, in their order)."""
+    return tuple(sorted(skipped, key=lambda s: s.span[0] if s.span is not None else math.inf))
 
 
 def _inherits_prepare(component: Source | Verifier) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Mapping
 
 from rich.console import Console, Group
 from rich.panel import Panel
@@ -48,12 +49,14 @@ def _score(score: float | None) -> str:
     return "n/a" if score is None else f"{score:.3f}"
 
 
-def _judgment_line(judgment: Judgment) -> Text:
+def _judgment_line(judgment: Judgment, out: Mapping[str, str] | None = None) -> Text:
     line = Text("  • ")
     line.append(shown(judgment.agent), style="bold")
     if judgment.factuality is None:
         line.append(": abstained", style="dim")
-        if judgment.error:
+        if judgment.error and (out or {}).get(judgment.agent):
+            line.append(" (see agents above)", style="dim")  # out of the whole check: its reason is said once
+        elif judgment.error:
             line.append(f" ({shown(judgment.error)})", style="red")
         elif judgment.rationale:
             line.append(f" ({shown(judgment.rationale)})", style="dim")
@@ -89,7 +92,7 @@ def time_phrase(time: ClaimTime) -> str:
     return f'{span} ("{time.phrase}")' if time.phrase else span
 
 
-def _claim_block(verdict: ClaimVerdict) -> Group:
+def _claim_block(verdict: ClaimVerdict, out: Mapping[str, str] | None = None) -> Group:
     head = Text()
     head.append(f"[{verdict.claim.id}] ", style="dim")
     head.append(str(verdict.label), style=LABEL_STYLES[verdict.label])
@@ -111,7 +114,7 @@ def _claim_block(verdict: ClaimVerdict) -> Group:
     for precedent in lent_precedents(verdict.judgments):
         quoted = f'"{clip(precedent.text, QUOTE_CHARS)}" ({shown(precedent.title)})'
         head.append(f"\n    precedent: {quoted}", style="magenta")
-    lines = [head, *(_judgment_line(j) for j in verdict.judgments)]
+    lines = [head, *(_judgment_line(j, out) for j in verdict.judgments)]
     if settled is not None:
         lines.append(deliberation_block(settled))
     return Group(*lines, Text(""))
@@ -119,6 +122,8 @@ def _claim_block(verdict: ClaimVerdict) -> Group:
 
 RATIONALE_CHARS = 200  # of a deliberation step's rationale or weak point; the JSON has them whole
 QUOTE_CHARS = 160  # of the counter-evidence a critique presents
+TOO_LONG_RULE = "too_long"  # a claim over factcheck.pipeline.MAX_CLAIM_CHARS
+SKIPPED_CHARS = 300  # of a sentence not checked (the JSON keeps it whole)
 
 
 def clip(text: str, length: int) -> str:
@@ -201,21 +206,44 @@ def deliberation_block(deliberation: Deliberation) -> Text:
     return block
 
 
-def agents_line(verdict: TextVerdict) -> Text:
-    """Which agents ran, and which were skipped and why (a missing key, every call failing)."""
-    line = Text("agents: ", style="dim")
+STOPPED_NOTE = "agent {agent} stopped for the rest of the check: "  # the check's note (factcheck.pipeline)
+FAILED_IN = re.compile(r"^\w+ failed in [^:]+: \w+: ")  # "judge failed in llm: LLMRefusedError: ", before the refusal
+
+
+def out_of_check(verdict: TextVerdict) -> dict[str, str]:
+    """Every agent, in order, with the reason it failed on every claim: one error (a missing key), or the
+    refusal that stopped it (a rejected key: the claims in flight then failed with it, the later ones were
+    skipped); "" for an agent that judged a claim, or failed for several reasons."""
     agents: dict[str, list[Judgment]] = {}
     for claim in verdict.claims:
         for judgment in claim.judgments:
             agents.setdefault(judgment.agent, []).append(judgment)
-    for number, (agent, judgments) in enumerate(agents.items()):
+    out = {}
+    for agent, judgments in agents.items():
+        errors = {j.error for j in judgments}
+        stopped = STOPPED_NOTE.format(agent=agent)
+        refusal = next((n.removeprefix(stopped) for n in verdict.usage.notes if n.startswith(stopped)), None)
+        if len(errors) == 1 and (error := errors.pop()):
+            out[agent] = error
+        elif refusal is not None and all(errors):  # one refusal, met by agents at different stages: said alike
+            out[agent] = f"stopped: {FAILED_IN.sub('', refusal)}"
+    return {agent: out.get(agent, "") for agent in agents}
+
+
+def agents_line(verdict: TextVerdict) -> Text:
+    """Which agents ran, and which were skipped and why (a missing key, every call failing); agents
+    out for the same reason share it (one rejected key stops every agent that asks its model)."""
+    line = Text("agents: ", style="dim")
+    groups: dict[tuple[str, str], list[str]] = {}  # (why it is out, or "" and its name) -> its agents, in order
+    for agent, reason in out_of_check(verdict).items():
+        groups.setdefault((reason, "" if reason else agent), []).append(agent)
+    for number, ((reason, _), agents) in enumerate(groups.items()):
         line.append(", " if number else "")
-        errors = {j.error for j in judgments if j.error}
-        if len(errors) == 1 and all(j.error for j in judgments):
-            line.append(shown(agent), style="red")
-            line.append(f" ({shown(errors.pop())})", style="dim")
+        if reason:
+            line.append(", ".join(map(shown, agents)), style="red")
+            line.append(f" ({shown(reason)})", style="dim")
         else:
-            line.append(shown(agent), style="bold")
+            line.append(shown(agents[0]), style="bold")
     return line
 
 
@@ -256,10 +284,12 @@ def render(verdict: TextVerdict, console: Console) -> None:
         console.print(agents_line(verdict))
     else:  # no agent ran, so there are none to name: say why instead
         console.print(Text(f"note: {NO_CLAIMS_NOTE}", style="yellow"))
+    said = {agent: reason for agent, reason in out_of_check(verdict).items() if reason}
     for note in verdict.usage.notes:
-        console.print(Text(f"note: {note}", style="yellow"))
+        if not any(note.startswith(STOPPED_NOTE.format(agent=agent)) for agent in said):  # the agents line says it
+            console.print(Text(f"note: {note}", style="yellow"))
     for claim in verdict.claims:
-        console.print(_claim_block(claim))
+        console.print(_claim_block(claim, said))
     if verdict.skipped:
         console.print(skipped_block(verdict))
     console.print(usage_line(verdict))
@@ -271,7 +301,9 @@ def skipped_block(verdict: TextVerdict) -> Text:
     for skipped in verdict.skipped:
         block.append("\n  • ")
         block.append(f"[{skipped.rule}] ", style="yellow")
-        block.append(shown(skipped.text), style="dim")
+        block.append(clip(skipped.text, SKIPPED_CHARS), style="dim")  # a run-on text of 40,000 characters
+        if skipped.rule == TOO_LONG_RULE:  # the other rules' names say why; this one's length is worth a number
+            block.append(f"\n    {shown(skipped.reason)}", style="dim")
     return block
 
 

@@ -145,6 +145,22 @@ def test_folder_input_reads_text_markdown_and_html_main_text(tmp_path: Path) -> 
     assert docs["sub/b.md"].text.startswith("# Note")
 
 
+def test_a_folder_s_files_of_other_kinds_are_named_as_ignored(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Statins lower LDL cholesterol.")
+    (docs / "paper.pdf").write_bytes(b"%PDF-1.4 ...")
+    (docs / "notes.docx").write_bytes(b"PK...")
+    (docs / "blob.bin").write_bytes(bytes(range(256)))
+    (docs / ".hidden.pdf").write_bytes(b"%PDF-1.4")  # hidden: neither read nor named
+    assert open_input(docs).ignored() == ["blob.bin", "notes.docx", "paper.pdf"]
+    result = CliRunner().invoke(cli, ["batch", str(docs), "--out", str(tmp_path / "out.jsonl"), "--no-cache"])
+    assert result.exit_code == 0, result.output
+    assert "warning: ignored 3 files not .txt, .md or .html: blob.bin, notes.docx, paper.pdf" in result.stderr
+    assert "ignored files" in result.stdout and "paper.pdf" in result.stdout
+    assert len(lines_of(tmp_path / "out.jsonl")) == 1
+
+
 def test_html_without_trafilatura_names_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "trafilatura", None)  # as if not installed
     with pytest.raises(ConfigError, match=r"pip install '\.\[batch\]' in a checkout"):

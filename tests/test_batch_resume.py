@@ -118,6 +118,8 @@ def test_sigint_stops_cleanly_and_a_rerun_finishes(tmp_path: Path) -> None:
         assert b"run the same command again to continue" in stderr
         kept = lines_of(out)  # every line whole: json.loads would fail on a torn one
         assert 2 <= len(kept) < 24 and out.read_bytes().endswith(b"\n")
+        said = f"interrupted: {out} keeps {len(kept)} of 24 documents ({len(kept)} from this run)"
+        assert stderr.decode().strip().splitlines()[-1].startswith(said), stderr
         rerun = start(path, "--out", out, "--config", config)
         assert rerun.wait(timeout=120) == 0, rerun.communicate()
     assert sorted(r["id"] for r in lines_of(out)) == sorted(f"d{i}" for i in range(24))

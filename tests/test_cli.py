@@ -140,6 +140,44 @@ def test_score_rescoring_keeps_order_and_extra_fields(tmp_path: Path) -> None:
     assert scored[1]["label"] == "UNVERIFIED" and scored[1]["score"] is None
 
 
+@pytest.mark.parametrize("content", ["", "\n\n"])
+def test_score_of_nothing_says_so(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_text(content)
+    code, output = run("score", str(path), "--out", str(tmp_path / "out.jsonl"))
+    assert code == 1, output
+    assert output == f"Error: {path} holds no recorded check: there is nothing to score\n"
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def scored_statuses(tmp_path: Path, *fail_on: str) -> tuple[int, str, str]:
+    """``score --fail-on`` over three recorded checks: TRUE, FALSE and one whose agent timed out."""
+    claims = [
+        ("t1", {"agent": "x", "factuality": True, "confidence": 1.0}),
+        ("t2", {"agent": "x", "factuality": False, "confidence": 1.0}),
+        ("t3", {"agent": "x", "factuality": None, "error": "timed out after 60s during retrieve"}),
+    ]
+    lines = [{"id": text, "text": text, "claims": [{"id": "c1", "text": text, "judgments": [j]}]} for text, j in claims]
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    args = ["score", str(path), "--out", str(tmp_path / "out.jsonl")]
+    result = CliRunner().invoke(cli, [*args, *(f"--fail-on={f}" for f in fail_on)])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_score_fail_on_exits_as_check_does_after_writing_every_line(tmp_path: Path) -> None:
+    assert scored_statuses(tmp_path)[0] == 0
+    code, _, err = scored_statuses(tmp_path, "false", "unverified", "error")
+    assert code == 3, err  # error first, as in check: an agent's error is why a claim is UNVERIFIED
+    assert err.startswith("--fail-on error: agent x could not judge 1 of 1 claim (x: timed out after 60s")
+    assert err.endswith(f"({tmp_path / 'in.jsonl'}:3) (exit status 3)\n")
+    assert len((tmp_path / "out.jsonl").read_text().splitlines()) == 3  # every line written all the same
+    code, _, err = scored_statuses(tmp_path, "unverified")
+    assert code == 4 and err.startswith("--fail-on unverified: 1 of 1 claim UNVERIFIED")
+    code, _, err = scored_statuses(tmp_path, "false")
+    assert code == 5 and err.startswith("--fail-on false: 1 of 1 claim FALSE") and ":2)" in err
+
+
 def test_score_reports_the_bad_line(tmp_path: Path) -> None:
     path = tmp_path / "in.jsonl"
     path.write_text('{"text": "t", "claims": []}\n{not json}\n')
@@ -211,13 +249,14 @@ def check_status(*args: str) -> tuple[int, str, str]:
 
 
 def test_fail_on_error_exits_3_when_no_agent_could_judge() -> None:
-    # The paper profile with no key: every agent is skipped. Without --fail-on that is still exit 0.
-    code, out, err = check_status("Statins lower LDL cholesterol.", "--profile", "paper")
+    # The wiki profile with its wiki unreachable: its agent abstains. Without --fail-on that is still exit 0.
+    unreachable = ("--profile", "wiki", "--wikipedia-url", "http://127.0.0.1:9/w/api.php")
+    code, out, err = check_status("Statins lower LDL cholesterol.", *unreachable)
     assert code == 0 and json.loads(out)["label"] == "UNVERIFIED"
-    code, out, err = check_status("Statins lower LDL cholesterol.", "--profile", "paper", "--fail-on", "error")
+    code, out, err = check_status("Statins lower LDL cholesterol.", *unreachable, "--fail-on", "error")
     assert code == 3, err
     assert json.loads(out)["label"] == "UNVERIFIED"  # the verdict is printed all the same
-    assert err.startswith("--fail-on error: agents web, wikipedia, selfcheck could not judge 1 of 1 claim (web: ")
+    assert err.startswith("--fail-on error: agent wikipedia could not judge 1 of 1 claim (wikipedia: ")
     assert err.rstrip().endswith("(exit status 3)") and len(err.splitlines()) == 1
 
 
@@ -383,6 +422,37 @@ def test_a_single_text_file_is_a_corpus(tmp_path: Path) -> None:
 def test_non_utf8_stdin_is_a_clear_error() -> None:
     result = CliRunner().invoke(cli, ["check", "-"], input=b"caf\xe9 is open.")
     assert result.exit_code == 1 and "standard input is not UTF-8 text" in result.output
+
+
+TEXT_ONLY_PDF = b"""%PDF-1.4
+1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj
+2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj
+4 0 obj << /Length 44 >> stream
+BT /F1 12 Tf 72 712 Td (Statins lower LDL.) Tj ET
+endstream endobj
+trailer << /Root 1 0 R >>
+%%EOF
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "said"),
+    [
+        ("post.pdf", TEXT_ONLY_PDF, "post.pdf is a PDF, not text; convert it to text first (pdftotext "),
+        ("post.docx", b"PK\x03\x04\x14\x00\x06\x00word/document.xml", "post.docx is a ZIP archive"),
+        ("post.bin", bytes(range(256)), "post.bin is a binary file, not text; convert it to text first"),
+    ],
+)
+@pytest.mark.parametrize("command", ["check", "extract"])
+def test_a_document_that_is_not_text_is_refused_in_one_line(
+    tmp_path: Path, command: str, name: str, content: bytes, said: str
+) -> None:
+    (tmp_path / name).write_bytes(content)
+    code, output = run(command, "--file", str(tmp_path / name))
+    assert code == 1 and output.startswith("Error: ") and said in output, output
+    assert len(output.splitlines()) == 1
+    result = CliRunner().invoke(cli, [command, "-"], input=content)
+    assert result.exit_code == 1 and "standard input is " in result.output
 
 
 # ---- one meaning per flag, help from the registry, output files --------------------------------
@@ -603,7 +673,7 @@ def test_ci_runs_the_readmes_two_commands_with_the_stock_pip() -> None:
 def test_every_command_that_checks_takes_the_endpoint_flags(command: str) -> None:
     code, output = run(command, "--help")
     assert code == 0, output
-    assert "--serper-url" in output and "--wikipedia-url" in output
+    assert "--serper-url" in output and "--serpapi-url" in output and "--wikipedia-url" in output
 
 
 @pytest.mark.parametrize("command", ["check", "batch"])

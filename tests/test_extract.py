@@ -238,3 +238,38 @@ def test_a_news_article_end_to_end() -> None:
         "boilerplate",
     ]
     assert all(NEWS[s.span[0] : s.span[1]] == s.text for s in found.skipped if s.span)
+
+
+# ---- a run-on text is not a claim (issue 40 item 16) ------------------------------------------------------
+
+RUN_ON = "The trial " + "and the follow-up " * 2500 + "showed that statins lower LDL cholesterol"
+
+
+def test_a_claim_far_too_long_is_skipped_saying_so() -> None:
+    text = RUN_ON + ". Aspirin thins the blood."
+    code, output = run("extract", text, "--format", "json")
+    assert code == 0, output
+    data = json.loads(output)
+    assert [c["text"] for c in data["claims"]] == ["Aspirin thins the blood."]
+    (skipped,) = data["skipped"]
+    assert skipped["rule"] == "too_long" and skipped["span"] == [0, len(RUN_ON) + 1]
+    assert skipped["reason"] == f"too long for a claim ({len(RUN_ON) + 1:,} characters; at most 1,000)"
+    code, output = run("extract", text)
+    assert "[too_long] The trial and the follow-up" in output and "too long for a claim (45,052 characters" in output
+    assert max(map(len, output.splitlines())) < 400  # the sentence is cut in the list, kept whole in the JSON
+
+
+def test_check_does_not_judge_a_claim_far_too_long() -> None:
+    result = CliRunner().invoke(cli, ["check", RUN_ON + ".", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["claims"] == [] and data["label"] == "UNVERIFIED"
+    assert data["skipped"][0]["rule"] == "too_long"
+    text = CliRunner().invoke(cli, ["check", RUN_ON + "."]).output
+    assert "[too_long]" in text and "too long for a claim (45,052 characters; at most 1,000)" in text
+
+
+def test_extract_says_nothing_of_skipped_sentences_when_none_were() -> None:
+    code, output = run("extract", "Statins lower LDL cholesterol.")
+    assert code == 0 and "skipped" not in output
+    assert output == "1 claim to check (extractor sentence):\n  [c1] 0-30  Statins lower LDL cholesterol.\n"

@@ -3,6 +3,7 @@ one local server speaking the OpenAI, Serper and MediaWiki APIs."""
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -116,15 +117,89 @@ def test_serpapi_is_used_when_only_its_key_is_set(monkeypatch: pytest.MonkeyPatc
     assert (web.name, web.source) == ("web", "serpapi")
 
 
-def test_without_an_openai_key_every_agent_is_skipped_and_the_check_completes(
-    monkeypatch: pytest.MonkeyPatch,
+def test_without_an_openai_key_no_agent_can_run_so_nothing_is_checked(
+    server: FakeServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Every agent of the paper profile asks the model: with the search key alone none can run.
     monkeypatch.setenv("SERPER_API_KEY", "k")
-    result = CliRunner().invoke(cli, ["check", TEXT, "--profile", "paper", "--no-cache", "--format", "json"])
+    args = ["check", TEXT, "--profile", "paper", "--serper-url", server.url]
+    result = CliRunner().invoke(cli, [*args, "--wikipedia-url", server.url + "/w/api.php", "--no-cache"])
+    assert result.exit_code == 2, result.output
+    assert result.output.count("\n") == 1 and result.output.startswith("Error: no agent of profile paper can run")
+    assert "OPENAI_API_KEY" in result.output and "--profile wiki" in result.output
+    assert not server.requests  # stopped before checking: nothing was searched
+
+
+@pytest.mark.parametrize("command", ["check", "batch"])
+def test_with_no_key_at_all_one_line_names_every_missing_key(
+    command: str, server: FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for variable in ("OPENAI_API_KEY", "SERPER_API_KEY", "SERPAPI_API_KEY"):
+        monkeypatch.delenv(variable, raising=False)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "doc.txt").write_text(TEXT)
+    args = [TEXT] if command == "check" else [str(tmp_path / "docs"), "--out", str(tmp_path / "out.jsonl")]
+    urls = ["--serper-url", server.url, "--wikipedia-url", server.url + "/w/api.php"]
+    result = CliRunner().invoke(cli, [command, *args, "--profile", "paper", *urls, "--no-cache"])
+    assert result.exit_code == 2, result.output
+    assert result.output == (
+        "Error: no agent of profile paper can run: each needs an API key that is not set; set SERPER_API_KEY "
+        "(or SERPAPI_API_KEY) or OPENAI_API_KEY (or a local LLM server: --llm-base-url), or use --profile wiki, "
+        "which needs none\n"
+    )
+    assert not server.requests and not (tmp_path / "out.jsonl").exists()
+
+
+OPENAI_401 = {
+    "error": {
+        "message": "Incorrect API key provided: sk-bad. You can find your API key at "
+        "https://platform.openai.com/account/api-keys.",
+        "type": "invalid_request_error",
+        "param": None,
+        "code": "invalid_api_key",
+    }
+}
+SEVEN = " ".join(f"The Eiffel Tower is {n} metres tall." for n in range(300, 307))
+
+
+def test_a_rejected_key_stops_its_agents_and_is_said_once_and_short(
+    server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-bad")
+    monkeypatch.setenv("SERPER_API_KEY", "test-key")
+    server.route("POST", "/v1/chat/completions", lambda request: Response(OPENAI_401, status=401))
+    args = ["check", SEVEN, "--profile", "paper", "--llm-base-url", server.url + "/v1", "--serper-url", server.url]
+    result = CliRunner().invoke(cli, [*args, "--wikipedia-url", server.url + "/w/api.php", "--no-cache"])
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
-    assert data["label"] == "UNVERIFIED" and len(data["claims"]) == 2  # split into sentences instead
-    assert "claim extractor llm failed" in data["usage"]["notes"][0]
-    errors = {j["agent"]: j["error"] for c in data["claims"] for j in c["judgments"]}
-    assert set(errors) == {"web", "wikipedia", "selfcheck"}
-    assert all(e.startswith("skipped:") and "OPENAI_API_KEY" in e for e in errors.values())
+    assert len(server.calls("/v1/chat/completions")) == 1  # the extractor's: refused, so no agent asked again
+    said = [line for line in result.output.splitlines() if "HTTP 401" in line]
+    assert len(said) == 2, result.output  # the agents line, and the extractor's note
+    assert said[0].startswith("agents: web, wikipedia, selfcheck (skipped: LLM at")
+    assert said[0].endswith("HTTP 401: Incorrect API key provided: sk-bad. (check OPENAI_API_KEY))")
+    assert "platform.openai.com" not in result.output
+    assert result.output.count("abstained (see agents above)") == 7 * 3
+
+
+def test_a_key_missing_for_one_agent_is_said_once(server: FakeServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SERPER_API_KEY", raising=False)
+    monkeypatch.delenv("SERPAPI_API_KEY", raising=False)
+    code, output = run_check(server)
+    assert code == 0, output
+    assert output.count("SERPER_API_KEY") == 1 and "web: abstained (see agents above)" in output
+
+
+def test_a_key_rejected_while_claims_are_in_flight_is_said_once(
+    server: FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Sentence extraction asks no model: the agents meet the refusal themselves, several claims at once.
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-bad")
+    monkeypatch.setenv("SERPER_API_KEY", "test-key")
+    server.route("POST", "/v1/chat/completions", lambda request: Response(OPENAI_401, status=401))
+    config = tmp_path / "factcheck.toml"
+    config.write_text('[extractor]\nname = "sentence"\n')
+    args = ["check", SEVEN, "--profile", "paper", "--llm-base-url", server.url + "/v1", "--serper-url", server.url]
+    args += ["--wikipedia-url", server.url + "/w/api.php", "--no-cache", "--config", str(config)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert result.output.count("HTTP 401") == 1, result.output
+    assert "(check OPENAI_API_KEY)" in result.output and "platform.openai.com" not in result.output

@@ -670,3 +670,37 @@ def test_the_serpapi_key_in_the_query_string_never_reaches_a_log(
     requests = [r.getMessage() for r in caplog.records if r.name == "httpx"]
     assert requests and all("api_key=[redacted]" in m for m in requests)
     assert KEY not in caplog.text
+
+
+# --- --serpapi-url, as --serper-url (issue 40 item 16) --------------------------------------------------
+
+
+def test_serpapi_url_points_the_web_agent_at_another_endpoint(
+    server: FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from factcheck.cli import cli
+
+    monkeypatch.delenv("SERPER_API_KEY")  # only SerpAPI's key: the paper profile's web agent uses SerpAPI
+    server.route("GET", "/search.json", lambda request: Response(SERPAPI[COFFEE]))
+    config = tmp_path / "factcheck.toml"
+    config.write_text('[agents.web]\nsource = "serpapi"\nverifier = "lexical"\n')
+    args = ["check", "Coffee consumption lowers the risk of type 2 diabetes.", "--config", str(config)]
+    result = CliRunner().invoke(cli, [*args, "--serpapi-url", server.url, "--no-cache", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    (request,) = server.calls("/search.json")
+    assert request.query["api_key"] == [KEY] and request.query["engine"] == ["google"]
+    web = next(j for j in json.loads(result.output)["claims"][0]["judgments"] if j["agent"] == "web")
+    assert web["error"] is None and web["evidence"]
+    assert {e["url"] for e in web["evidence"]} <= {r["link"] for r in SERPAPI[COFFEE]["organic_results"]}
+
+
+def test_factcheck_serpapi_url_is_the_flag_for_every_checker_serve_builds(monkeypatch: pytest.MonkeyPatch) -> None:
+    from factcheck.config import load_settings
+
+    monkeypatch.delenv("SERPER_API_KEY", raising=False)
+    monkeypatch.setenv("SERPAPI_API_KEY", "k")  # the web agent's source is chosen by the keys set
+    env = {"SERPAPI_API_KEY": "k", "FACTCHECK_SERPAPI_URL": "http://127.0.0.1:9"}
+    agents = {a.source: a.source_options for a in load_settings(None, env=env, profile="paper").resolved_agents()}
+    assert agents["serpapi"]["base_url"] == "http://127.0.0.1:9"

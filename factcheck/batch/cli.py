@@ -18,7 +18,7 @@ from rich.console import Console
 
 from factcheck.batch.inputs import open_input
 from factcheck.batch.output import claim_output, lock_path, prepare_output
-from factcheck.batch.progress import BatchProgress, render_summary, summarise
+from factcheck.batch.progress import BatchProgress, ignored_files, render_summary, summarise
 from factcheck.batch.runner import BatchResult, Budget, LocalEngine, Tally, run_batch
 from factcheck.build import build_checker, fingerprint
 from factcheck.cli.flags import (
@@ -45,6 +45,8 @@ from factcheck.cli.flags import (
     source_flag,
     trust_flag,
 )
+from factcheck.cli.interrupted import keeps
+from factcheck.cli.keys import require_keys
 from factcheck.config import Settings
 from factcheck.errors import ConfigError, InputError
 from factcheck.jsonl import rounded
@@ -52,9 +54,9 @@ from factcheck.net import service
 from factcheck.pipeline import Checker
 from factcheck.plugins.hookspecs import hookimpl
 from factcheck.resume import AppendLog, exclusive
+from factcheck.text import plural
 
 EXIT_BUDGET = 3
-EXIT_INTERRUPTED = 130
 
 
 async def _run(
@@ -175,9 +177,13 @@ def batch(
         raise InputError(f"no such folder for the output: {out.parent}")
     source = open_input(input_path, text_column=text_column, id_column=id_column)
     ids = source.scan()
+    ignored = source.ignored()
     settings = settings_from_flags(**checker_options)
     checker = build_checker(settings)
+    require_keys(checker)
     err = Console(stderr=True)
+    if ignored:  # said before the run as well as in the summary: a quiet run says it too
+        err.print(f"warning: ignored {ignored_files(ignored)}", markup=False, highlight=False, soft_wrap=True)
     if max_cost is not None and checker.llm.model not in checker.llm.prices:
         err.print(
             f"warning: model {checker.llm.model!r} has no price in [llm] prices, so --max-cost counts its calls as $0; "
@@ -189,51 +195,64 @@ def batch(
         claim_output(out, {"input": source.settings(), **fingerprint(settings)})
         done = prepare_output(out, retry_failed=retry_failed)
         todo = sum(1 for doc_id in ids if doc_id not in done)
-        try:
-            if not todo:  # nothing to do: start no engine (a Ray cluster takes seconds)
-                result = BatchResult(Tally())
-            else:
-                progress = BatchProgress(todo, err, enabled=not quiet and err.is_terminal)
-                # The current service's memory of refusals: a custom service (use_service) keeps its own.
-                noted = set(service().refusals.met())
+        written = 0  # lines this run added
+        keeps(
+            lambda: (
+                f"{out} keeps {len(ids) - todo + written} of {plural(len(ids), 'document')} "
+                f"({written} from this run); run the same command again to continue"
+            )
+        )
+        if not todo:  # nothing to do: start no engine (a Ray cluster takes seconds)
+            result = BatchResult(Tally())
+        else:
+            progress = BatchProgress(todo, err, enabled=not quiet and err.is_terminal)
+            # The current service's memory of refusals: a custom service (use_service) keeps its own.
+            noted = set(service().refusals.met())
 
-                def advance(record: dict[str, Any], tally: Tally) -> None:
-                    progress.advance(record, tally)
-                    for reason in service().refusals.met():  # said once, not once per document
-                        if reason not in noted:
-                            noted.add(reason)
-                            err.print(
-                                f"warning: {reason}: its agent abstains on the documents checked while it "
-                                "cannot be reached (tried again after a minute); check the URL or the service",
-                                markup=False,
-                                highlight=False,
-                                soft_wrap=True,
-                            )
-
-                with AppendLog(out, prepare=None if full_precision else rounded) as log, progress:
-                    result = asyncio.run(
-                        _run(
-                            checker,
-                            settings,
-                            source.documents(skip=done),
-                            log,
-                            engine=engine,
-                            ray_address=ray_address,
-                            ray_workers=ray_workers,
-                            concurrency=concurrency,
-                            budget=Budget(max_cost, max_llm_calls, max_searches),
-                            on_record=advance,
+            def advance(record: dict[str, Any], tally: Tally) -> None:
+                nonlocal written
+                written += 1
+                progress.advance(record, tally)
+                for reason in service().refusals.met():  # said once, not once per document
+                    if reason not in noted:
+                        noted.add(reason)
+                        err.print(
+                            f"warning: {reason}: its agent abstains on the documents checked while it "
+                            "cannot be reached (tried again after a minute); check the URL or the service",
+                            markup=False,
+                            highlight=False,
+                            soft_wrap=True,
                         )
+
+            with AppendLog(out, prepare=None if full_precision else rounded) as log, progress:
+                result = asyncio.run(
+                    _run(
+                        checker,
+                        settings,
+                        source.documents(skip=done),
+                        log,
+                        engine=engine,
+                        ray_address=ray_address,
+                        ray_workers=ray_workers,
+                        concurrency=concurrency,
+                        budget=Budget(max_cost, max_llm_calls, max_searches),
+                        on_record=advance,
                     )
-        except KeyboardInterrupt:
-            err.print(f"interrupted: {out} keeps every finished document; run the same command again to continue")
-            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+                )
     summary = summarise(out)
     left = sum(1 for doc_id in ids if doc_id not in summary.ids)
     if not quiet:
         # Counted where the requests are sent: in this process (Ray workers count in their own, unseen here).
         sent = result.spending.sent() if result.spending is not None and engine == "local" else None
-        render_summary(summary, result.tally, total=len(ids), left=left, console=Console(file=sys.stdout), sent=sent)
+        render_summary(
+            summary,
+            result.tally,
+            total=len(ids),
+            left=left,
+            console=Console(file=sys.stdout),
+            sent=sent,
+            ignored=ignored,
+        )
     if report is not None:
         from factcheck.batch.html import write_report
 

@@ -82,6 +82,10 @@ class Input(ABC):
         """How this input is read: part of the settings a resumed run must share."""
         return {}
 
+    def ignored(self) -> list[str]:
+        """What the input holds that is not read (a folder's .pdf files), for the run to name."""
+        return []
+
     def scan(self) -> list[str]:
         """The ids, checked for duplicates (two documents with one id would leave one of them unchecked)."""
         ids = list(self.ids())
@@ -201,15 +205,24 @@ class FolderInput(Input):
         """The files to read; a symbolic link is followed only when it stays inside the folder
         (a link to ``/etc/passwd`` in a folder of downloaded pages is not read)."""
         root = self.path.resolve()
-        for file in sorted(self.path.rglob("*")):
-            relative = file.relative_to(self.path)
-            if any(part.startswith(".") for part in relative.parts) or not file.is_file():
-                continue
+        for file in self._visible():
             if file.suffix.lower() not in TEXT_SUFFIXES + HTML_SUFFIXES:
                 continue
             if not file.resolve().is_relative_to(root):
                 continue
             yield file
+
+    def _visible(self) -> Iterator[Path]:
+        """Every file below the folder, in sorted order, but hidden ones (``.git``, ``.DS_Store``)."""
+        for file in sorted(self.path.rglob("*")):
+            relative = file.relative_to(self.path)
+            if not any(part.startswith(".") for part in relative.parts) and file.is_file():
+                yield file
+
+    def ignored(self) -> list[str]:
+        """The files not read because of their suffix (a .pdf, a .docx), relative to the folder."""
+        readable = TEXT_SUFFIXES + HTML_SUFFIXES
+        return [f.relative_to(self.path).as_posix() for f in self._visible() if f.suffix.lower() not in readable]
 
     def ids(self) -> Iterator[str]:
         has_html = False

@@ -8,6 +8,7 @@ read back from the whole output file, so it covers earlier, resumed runs too.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from rich.table import Table
 from factcheck.batch.output import is_failure
 from factcheck.batch.runner import Tally, lookups
 from factcheck.jsonl import read_records
+from factcheck.text import plural
 from factcheck.types import Label, Usage
 
 
@@ -111,16 +113,35 @@ def _counts(counter: Counter[str], order: list[str] | None = None) -> str:
     return ", ".join(f"{key} {counter[key]}" for key in keys) or "none"
 
 
+IGNORED_NAMED = 10  # ignored files named in full; more are counted
+
+
+def ignored_files(names: Sequence[str]) -> str:
+    """``3 files not .txt, .md or .html: a.pdf, b.docx, c.bin``, the first :data:`IGNORED_NAMED` named."""
+    more = len(names) - IGNORED_NAMED
+    shown = ", ".join(names[:IGNORED_NAMED]) + (f" and {more} more" if more > 0 else "")
+    return f"{plural(len(names), 'file')} not .txt, .md or .html: {shown}"
+
+
 def render_summary(
-    summary: Summary, tally: Tally, *, total: int, left: int, console: Console, sent: str | None = None
+    summary: Summary,
+    tally: Tally,
+    *,
+    total: int,
+    left: int,
+    console: Console,
+    sent: str | None = None,
+    ignored: Sequence[str] = (),
 ) -> None:
     """Print what the output file holds, and what this run did (``sent``: what its requests spent, counted
-    as each was sent, documents cut short by a budget included)."""
+    as each was sent, documents cut short by a budget included; ``ignored``: the input's files not read)."""
     labels = [str(label) for label in Label]
     table = Table(title="factcheck batch", show_header=False, title_justify="left")
     table.add_column("what", style="bold")
     table.add_column("count")
     table.add_row("documents", f"{summary.documents} in the output of {total} in the input; {left} left")
+    if ignored:
+        table.add_row("ignored files", ignored_files(ignored))
     table.add_row("this run", f"{tally.documents} checked ({tally.failed} failed), {tally.rate:.2f} docs/s")
     table.add_row("text labels", _counts(summary.labels, labels))
     claim_share = summary.claim_labels.get(str(Label.UNVERIFIED), 0) / summary.claims if summary.claims else 0.0

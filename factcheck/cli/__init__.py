@@ -5,8 +5,10 @@ plugin's; this package's own (``check``, ``extract``, ``score``, ``plugins``) li
 in modules of their own, and the flags that every checking command shares in
 :mod:`factcheck.cli.flags`. Errors raised on purpose (:class:`FactcheckError`)
 print as one line and exit 1; ``FACTCHECK_RAISE_ERRORS=1`` shows the traceback
-instead. Click's usage errors exit 2; ``check --fail-on`` adds 3, 4 and 5
-(:data:`factcheck.cli.check.FAIL_STATUS`). Warnings of factcheck's own (a plugin
+instead. Click's usage errors exit 2, as does a profile none of whose agents has its API key
+(:mod:`factcheck.cli.keys`); ``check --fail-on`` adds 3, 4 and 5
+(:data:`factcheck.cli.check.FAIL_STATUS`); Ctrl-C exits 130 in every command, with one line saying
+what was kept (:mod:`factcheck.cli.interrupted`). Warnings of factcheck's own (a plugin
 refused) print as one ``warning: ...`` line.
 """
 
@@ -19,6 +21,7 @@ from typing import Any
 
 import click
 
+from factcheck.cli.interrupted import interrupted, is_interrupt
 from factcheck.errors import FactcheckError, raise_errors_requested
 from factcheck.plugins.hookspecs import hookimpl
 
@@ -58,6 +61,10 @@ class FactcheckGroup(SuggestingGroup):
             if raise_errors_requested():
                 raise
             raise click.ClickException(str(exc)) from None
+        except (KeyboardInterrupt, click.exceptions.Abort) as exc:
+            if not is_interrupt(exc):  # a question answered "no" (confirm(abort=True)): click's own "Aborted!"
+                raise
+            raise interrupted(ctx) from None
 
 
 @click.group(cls=FactcheckGroup)

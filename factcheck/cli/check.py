@@ -38,6 +38,8 @@ from factcheck.cli.flags import (
     text_input,
     trust_flag,
 )
+from factcheck.cli.interrupted import keeps
+from factcheck.cli.keys import require_keys
 from factcheck.jsonl import rounded
 from factcheck.routing import ROUTINGS
 
@@ -50,7 +52,8 @@ if TYPE_CHECKING:
 FAIL_STATUS = {"error": 3, "unverified": 4, "false": 5}
 
 EXIT_STATUSES = (
-    "Exit status: 0 checked; 1 an error you can fix (bad input or settings); 2 a usage error; with --fail-on: "
+    "Exit status: 0 checked; 1 an error you can fix (bad input or settings); 2 a usage error, or no agent has "
+    "its API key; 130 interrupted (Ctrl-C); with --fail-on: "
     "3 an agent could not judge (error), 4 a claim or the text is UNVERIFIED (unverified), 5 a claim is FALSE "
     "or the text FALSE or PARTLY TRUE (false)."
 )
@@ -173,6 +176,9 @@ def check(
     from factcheck.build import build_checker
 
     checker = build_checker(settings_from_flags(**checker_options))  # the flags every checking command shares
+    require_keys(checker)
+    stored = f"; the cache {checker.cache.path} keeps the judgments made so far" if checker.cache is not None else ""
+    keeps(f"nothing was printed{stored}")
     from factcheck.context import using
     from factcheck.usage import Spending
 

@@ -24,6 +24,7 @@ from factcheck.cli.flags import (
     registered,
     text_input,
 )
+from factcheck.cli.interrupted import keeps
 from factcheck.errors import InputError
 from factcheck.options import parse_option_pairs
 
@@ -82,6 +83,7 @@ def extract(
         settings, extractor_options={**settings.extractor_options, **parse_option_pairs(options)}
     )
     checker = build_checker(settings)
+    keeps("nothing was printed")
     chosen = checker.extractor
     recorder = UsageRecorder()
     found = asyncio.run(checker.extraction(content, recorder, as_of))
@@ -90,7 +92,7 @@ def extract(
         record["notes"] = list(recorder.notes)
         click.echo(json.dumps(record, ensure_ascii=False, indent=2))
         return
-    from factcheck.report import time_phrase
+    from factcheck.report import SKIPPED_CHARS, clip, time_phrase
     from factcheck.text import plural
 
     for note in recorder.notes:
@@ -104,9 +106,10 @@ def extract(
             click.echo(f"       as written ({', '.join(claim.edits) or 'rewritten'}): {claim.original}")
         if claim.time is not None:
             click.echo(f"       time: {time_phrase(claim.time)}")
-    click.echo(f"{plural(len(found.skipped), 'sentence')} skipped:")
+    if found.skipped:  # none skipped: nothing to say
+        click.echo(f"{plural(len(found.skipped), 'sentence')} skipped:")
     for skipped in found.skipped:
-        click.echo(f"  {_where(skipped.span)}  [{skipped.rule}] {skipped.text}")
+        click.echo(f"  {_where(skipped.span)}  [{skipped.rule}] {clip(skipped.text, SKIPPED_CHARS)}")
         if skipped.reason:
             click.echo(f"       {skipped.reason}")
 

@@ -228,6 +228,12 @@ serper_url_flag = click.option(
     default_text="settings, else https://google.serper.dev",
     help="Base URL of the Serper API.",
 )
+serpapi_url_flag = click.option(
+    "--serpapi-url",
+    cls=HelpOption,
+    default_text="settings, else https://serpapi.com",
+    help="Base URL of the SerpAPI API (the web agent's search when only SERPAPI_API_KEY is set).",
+)
 wikipedia_url_flag = click.option(
     "--wikipedia-url",
     cls=HelpOption,
@@ -237,9 +243,9 @@ wikipedia_url_flag = click.option(
 
 
 def endpoint_flags(command: Callable[..., Any]) -> Callable[..., Any]:
-    """``--serper-url`` and ``--wikipedia-url``: where the search agents send their requests, the same
-    flags in every command that checks (check, batch, eval, serve)."""
-    return serper_url_flag(wikipedia_url_flag(command))
+    """``--serper-url``, ``--serpapi-url`` and ``--wikipedia-url``: where the search agents send their
+    requests, the same flags in every command that checks (check, batch, eval, serve)."""
+    return serper_url_flag(serpapi_url_flag(wikipedia_url_flag(command)))
 
 
 def _as_of(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -307,24 +313,52 @@ def llm_overrides(base_url: str | None, model: str | None) -> dict[str, str]:
     return {k: v for k, v in (("base_url", base_url), ("model", model)) if v}
 
 
+# Documents that are not text, by how their bytes start: a text-only PDF is valid UTF-8, and its
+# syntax ("endobj", "/Type /Page") would be checked as claims.
+NOT_TEXT = (
+    (b"%PDF-", "a PDF"),
+    (b"PK\x03\x04", "a ZIP archive (as a .docx, .odt or .epub is)"),
+    (b"\xd0\xcf\x11\xe0", "an old Office document (.doc, .xls)"),
+    (b"{\\rtf", "an RTF document"),
+)
+BINARY_PROBE = 8192  # bytes looked at for a NUL, which no text holds
+
+
+def not_text(data: bytes) -> str | None:
+    """What ``data`` is when it is a document or binary file rather than text (``"a PDF"``); else None."""
+    for magic, kind in NOT_TEXT:
+        if data.startswith(magic):
+            return kind
+    return "a binary file" if b"\0" in data[:BINARY_PROBE] else None
+
+
+def _decoded(data: bytes, name: str) -> str:
+    """``data`` as UTF-8 text; InputError naming ``name`` when it is a document, binary, or not UTF-8."""
+    kind = not_text(data)
+    if kind is not None:
+        pdf = kind == "a PDF" and name.lower().endswith(".pdf")
+        how = f" (pdftotext {name} {name[:-4]}.txt)" if pdf else ""
+        raise InputError(f"{name} is {kind}, not text; convert it to text first{how}")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{name} is not UTF-8 text") from None
+
+
 def read_text(text: str | None, file: Path | None) -> str:
-    """TEXT, the ``--file`` it names, or standard input for ``-``: the text a command was given, as UTF-8."""
+    """TEXT, the ``--file`` it names, or standard input for ``-``: the text a command was given, as UTF-8.
+    A PDF, a .docx or any binary file is refused with one line saying what it is."""
     if text is not None and file is not None:
         raise InputError("give the text or --file, not both")
     if file is not None:
         try:
-            return file.read_text(encoding="utf-8")
+            return _decoded(file.read_bytes(), str(file))
         except OSError as exc:
             raise InputError(f"cannot read {file}: {exc.strerror}") from None
-        except UnicodeDecodeError:
-            raise InputError(f"{file} is not UTF-8 text") from None
     if text is None:
         raise InputError("give a text to check, --file PATH, or - to read standard input")
     if text == "-":
-        try:
-            return sys.stdin.buffer.read().decode("utf-8")
-        except UnicodeDecodeError:
-            raise InputError("standard input is not UTF-8 text") from None
+        return _decoded(sys.stdin.buffer.read(), "standard input")
     return text
 
 
@@ -345,6 +379,7 @@ def settings_from_flags(
     independence_threshold: float = 0.5,
     refresh: bool = False,
     serper_url: str | None = None,
+    serpapi_url: str | None = None,
     wikipedia_url: str | None = None,
     routing: str | None = None,
     tau: str | None = None,
@@ -364,6 +399,8 @@ def settings_from_flags(
     source_options: dict[str, dict[str, str]] = {}
     if serper_url:
         source_options["serper"] = {"base_url": serper_url}
+    if serpapi_url:
+        source_options["serpapi"] = {"base_url": serpapi_url}
     if wikipedia_url:
         source_options["wikipedia"] = {"api_url": wikipedia_url}
     cache: dict[str, Any] = {"path": str(cache_path)} if cache_path else {}

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
+from factcheck.cli.check import FAIL_STATUS, failure
 from factcheck.cli.flags import (
     HelpOption,
     full_precision_flag,
@@ -16,6 +18,7 @@ from factcheck.cli.flags import (
     scoring_options,
     scoring_trust_flag,
 )
+from factcheck.cli.interrupted import keeps
 from factcheck.errors import FactcheckError, InputError
 from factcheck.jsonl import atomic_writer, read_documents, rounded
 
@@ -53,6 +56,15 @@ def keep_extra_fields(original: dict[str, Any], rescored: dict[str, Any]) -> dic
 @option_flag
 @scoring_trust_flag
 @full_precision_flag
+@click.option(
+    "--fail-on",
+    "fail_on",
+    multiple=True,
+    type=click.Choice(list(FAIL_STATUS)),
+    help="As in check, for the re-scored checks: exit 3 when an agent could not judge a claim (error), 4 when a "
+    "claim or a text is UNVERIFIED (unverified), 5 when a claim is FALSE or a text FALSE or PARTLY TRUE (false); "
+    "repeatable, the first that holds in that order decides. Every check is written first.",
+)
 def score(
     input_file: str,
     out: str | None,
@@ -61,6 +73,7 @@ def score(
     options: tuple[str, ...],
     trust_file: Path | None,
     full_precision: bool,
+    fail_on: tuple[str, ...],
 ) -> None:
     """Re-score recorded checks without calling any source. IN (a file, .gz too, or - for standard
     input) holds checked-text JSON: one per line (JSON Lines, what check --format jsonl prints), one
@@ -76,14 +89,30 @@ def score(
     chosen_scorer, rule = resolve_scoring(scorer, labels, scoring_options(options, trust_file))
     # Read everything first: the output may replace the input.
     records = list(read_documents(input_file))
+    if not records:
+        raise InputError(f"{input_file} holds no recorded check: there is nothing to score")
     verdicts = []
     for number, record in records:  # every record read before any is written: a bad one leaves no output
         try:
             verdicts.append(TextVerdict.from_dict(record))
         except FactcheckError as exc:
             raise InputError(f"{input_file}:{number}: {exc}") from None
+    keeps(
+        f"nothing was written ({out} is unchanged)"
+        if out not in (None, "-")
+        else "the re-scored lines already printed, nothing else"
+    )
+    failed: list[tuple[int, str, int]] = []  # (status, reason, line) of each re-scored check --fail-on meets
     with atomic_writer(out) as handle:
-        for (_, record), verdict in zip(records, verdicts, strict=True):
-            rescored = rescore(verdict, chosen_scorer, rule).to_dict()
-            merged = keep_extra_fields(record, rescored)
+        for (number, record), verdict in zip(records, verdicts, strict=True):
+            rescored = rescore(verdict, chosen_scorer, rule)
+            merged = keep_extra_fields(record, rescored.to_dict())
             handle.write(json.dumps(merged if full_precision else rounded(merged), ensure_ascii=False) + "\n")
+            if (met := failure(rescored, fail_on)) is not None:
+                failed.append((*met, number))
+    if failed:
+        status, reason, number = min(failed, key=lambda f: f[0])  # error (3) before unverified (4) before false (5)
+        which = [n for s, _, n in failed if s == status]
+        where = f"{input_file}:{number}" + (f" and {len(which) - 1} more of {len(records)}" if len(which) > 1 else "")
+        click.echo(f"{reason} ({where}) (exit status {status})", err=True)
+        sys.exit(status)

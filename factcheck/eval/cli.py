@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from factcheck.build import DELIBERATION_PREFIX, build_checker, fingerprint, policy_options, split_options
@@ -34,6 +34,8 @@ from factcheck.cli.flags import (
     scoring_trust_flag,
     settings_from_flags,
 )
+from factcheck.cli.interrupted import keeps
+from factcheck.cli.keys import require_keys
 from factcheck.config import Settings
 from factcheck.errors import ConfigError, InputError
 from factcheck.eval.datasets import Dataset, EvalItem, load_dataset
@@ -176,6 +178,7 @@ def eval_command(
     llm_base_url: str | None,
     llm_model: str | None,
     serper_url: str | None,
+    serpapi_url: str | None,
     wikipedia_url: str | None,
     no_cache: bool,
     independence: str,
@@ -211,6 +214,7 @@ def eval_command(
             no_cache=no_cache,
             independence="off",
             serper_url=serper_url,
+            serpapi_url=serpapi_url,
             wikipedia_url=wikipedia_url,
             deliberation=deliberation,
             memory_path=memory_path,
@@ -245,6 +249,7 @@ def eval_command(
         checker = build_checker(settings)
         if mode == "given":
             checker = given_evidence_checker(data, checker)
+        require_keys(checker)
         records = _check(data, items, out, settings, checker, mode, extract, concurrency, err)
         source = str(out / JUDGMENTS)
     if not records:
@@ -315,6 +320,14 @@ def _check(
     path = out / JUDGMENTS
     done = read_done(path)
     todo = [item for item in items if item.id not in done]
+    finished = len(items) - len(todo)
+    keeps(lambda: f"{path} keeps {finished} of {plural(len(items), 'text')}; run the same command again to continue")
+
+    def done_one(progress: Progress, task: TaskID) -> None:
+        nonlocal finished
+        finished += 1
+        progress.advance(task)
+
     if todo:
         columns = (TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
         with Progress(*columns, console=err, transient=True) as progress:
@@ -326,7 +339,7 @@ def _check(
                     path,
                     extract=extract,
                     concurrency=concurrency,
-                    on_done=lambda: progress.advance(task),
+                    on_done=lambda: done_one(progress, task),
                 )
             )
     wanted = {item.id for item in items}

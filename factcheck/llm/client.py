@@ -81,6 +81,8 @@ CHARS_PER_TOKEN = 4  # OpenAI's rule of thumb for English, used only when a serv
 MESSAGE_OVERHEAD_TOKENS = 4  # role and separators each message adds in chat formats
 # Reasoning models that accept only their default temperature and want max_completion_tokens (OpenAI's docs).
 REASONING_MODEL = re.compile(r"^(o\d+(-.*)?|gpt-5(?!-chat).*)$")
+KEY_REFUSED_STATUSES = {401, 403}  # the key (or what it may do) was refused: said in one sentence, once
+FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 REFUSED_STATUSES = {401, 402, 403, 404}  # no retry within a check will fix a key, credit or model name
 RETRY_STATUSES = frozenset({408, 409, 429})  # and every 5xx: what the openai client would retry
 INITIAL_RETRY_S, MAX_RETRY_S = 0.5, 8.0  # backoff between retries (the openai client's own figures)
@@ -268,10 +270,14 @@ def _prompt_estimate(messages: Sequence[Mapping[str, str]]) -> int:
 def _status_error(settings: LLMSettings, exc: Any) -> LLMError:
     """An LLMError that says what the server said: status, its message and the request id."""
     message = message_of(exc.body)
+    key_refused = exc.status_code in KEY_REFUSED_STATUSES
+    if key_refused:  # "Incorrect API key provided: sk-....abcd." and not the page to find one at
+        message = FIRST_SENTENCE.split(message, maxsplit=1)[0]
     request_id = getattr(exc, "request_id", None)
     text = f"LLM at {settings.base_url} (model {settings.model}): HTTP {exc.status_code}"
     text += f": {message}" if message else ""
     text += f" [request {request_id}]" if request_id else ""
+    text += f" (check {settings.api_key_env})" if key_refused else ""
     lasting = exc.status_code in REFUSED_STATUSES or getattr(exc, "code", None) in {
         "model_not_found",
         "invalid_api_key",

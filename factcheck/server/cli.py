@@ -24,6 +24,7 @@ from factcheck.cli.flags import (
     profiles,
     registered,
 )
+from factcheck.cli.interrupted import keeps
 from factcheck.errors import ConfigError
 from factcheck.options import Declared, declared
 from factcheck.plugins.hookspecs import hookimpl
@@ -153,6 +154,7 @@ def serve(
     corpus: Path | None,
     memory_path: Path | None,
     serper_url: str | None,
+    serpapi_url: str | None,
     wikipedia_url: str | None,
     forwarded_allow_ips: str | None,
     workers: int,
@@ -180,7 +182,12 @@ def serve(
         os.environ["FACTCHECK_CORPUS"] = str(corpus)
     if memory_path is not None:  # the same for the memory: every checker's, and where corrections go
         os.environ["FACTCHECK_MEMORY"] = str(memory_path)
-    for variable, url in (("FACTCHECK_SERPER_URL", serper_url), ("FACTCHECK_WIKIPEDIA_URL", wikipedia_url)):
+    endpoints = (
+        ("FACTCHECK_SERPER_URL", serper_url),
+        ("FACTCHECK_SERPAPI_URL", serpapi_url),
+        ("FACTCHECK_WIKIPEDIA_URL", wikipedia_url),
+    )
+    for variable, url in endpoints:
         if url:  # read by every checker built (factcheck.config), in worker processes too
             os.environ[variable] = url
     settings = ServerSettings.load(config, **flags)
@@ -199,6 +206,7 @@ def serve(
         )
     if not settings.cors_origins:
         log.info("no CORS origin allowed: web pages cannot read answers (extensions with host permission can)")
+    keeps("the server stopped; what it stored (cached judgments, corrections sent to it) is kept")
     if workers > 1:
         from factcheck.server.runner import serve_workers
 
