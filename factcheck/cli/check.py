@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -101,20 +101,25 @@ def _unmet(condition: str, verdict: TextVerdict) -> str | None:
     return f"the text is {verdict.label}" if verdict.label in (Label.FALSE, Label.PARTLY_TRUE) else None
 
 
+def fail_on_flag(what: str, after: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--fail-on`` for ``what`` ("the text", "a text"), the reason said ``after`` what was written."""
+    return click.option(
+        "--fail-on",
+        "fail_on",
+        multiple=True,
+        type=click.Choice(list(FAIL_STATUS)),
+        help=f"For scripts: exit 3 when an agent could not judge a claim (error), 4 when a claim or {what} is "
+        f"UNVERIFIED (unverified), 5 when a claim is FALSE or {what} FALSE or PARTLY TRUE (false); repeatable, "
+        f"the first that holds in that order decides. {after}",
+    )
+
+
 @click.command(short_help="Check a text and show the verdict with its evidence.", epilog=EXIT_STATUSES)
 @text_input(
     "text: a readable report; json: the factcheck/1 JSON format, indented; jsonl: the same on one line.",
     ("text", "json", "jsonl"),
 )
-@click.option(
-    "--fail-on",
-    "fail_on",
-    multiple=True,
-    type=click.Choice(list(FAIL_STATUS)),
-    help="For scripts: exit 3 when an agent could not judge a claim (error), 4 when a claim or the text is "
-    "UNVERIFIED (unverified), 5 when a claim is FALSE or the text FALSE or PARTLY TRUE (false); repeatable, "
-    "the first that holds in that order decides. The verdict is printed first, the reason on standard error.",
-)
+@fail_on_flag("the text", "The verdict is printed first, the reason on standard error.")
 @profile_flag
 @scorer_flag
 @labels_flag

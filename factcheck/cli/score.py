@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from factcheck.cli.check import FAIL_STATUS, failure
+from factcheck.cli.check import fail_on_flag, failure
 from factcheck.cli.flags import (
     HelpOption,
     full_precision_flag,
@@ -56,15 +56,7 @@ def keep_extra_fields(original: dict[str, Any], rescored: dict[str, Any]) -> dic
 @option_flag
 @scoring_trust_flag
 @full_precision_flag
-@click.option(
-    "--fail-on",
-    "fail_on",
-    multiple=True,
-    type=click.Choice(list(FAIL_STATUS)),
-    help="As in check, for the re-scored checks: exit 3 when an agent could not judge a claim (error), 4 when a "
-    "claim or a text is UNVERIFIED (unverified), 5 when a claim is FALSE or a text FALSE or PARTLY TRUE (false); "
-    "repeatable, the first that holds in that order decides. Every check is written first.",
-)
+@fail_on_flag("a re-scored text", "Every check is written first, the reason on standard error.")
 def score(
     input_file: str,
     out: str | None,
