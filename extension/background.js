@@ -209,6 +209,7 @@ async function runCheck({ checkId, kind, text, url, title, tabId, frameId = 0, o
   const state = {
     checkId, kind, status: "checking", text, url, title, tabId, frameId, onPage,
     claims: [], verdict: null, error: null, notes: [], at: Date.now(),
+    unmarked: [], // ids of claims whose text the page changed while the check ran: listed, not marked
   };
   const publish = () => {
     if (newest.get(key) !== checkId) return Promise.resolve(); // a newer check in this tab owns the popup and badge
@@ -216,8 +217,18 @@ async function runCheck({ checkId, kind, text, url, title, tabId, frameId = 0, o
     return saveCheck(key, structuredClone(state));
   };
   // Highlights go on regardless: an older check still marks its own text (the page keeps each check's capture).
+  // The page answers which claims it left unmarked because their text changed; the popup says so.
   const highlight = (claims) => {
-    if (onPage) ext.tabs.sendMessage(tabId, { type: "factcheck-highlight", checkId, claims }, { frameId }).catch(() => {});
+    if (!onPage) return;
+    ext.tabs
+      .sendMessage(tabId, { type: "factcheck-highlight", checkId, claims }, { frameId })
+      .then((answer) => {
+        const changed = (Array.isArray(answer?.changed) ? answer.changed : []).filter((id) => !state.unmarked.includes(id));
+        if (!changed.length) return;
+        state.unmarked.push(...changed);
+        publish();
+      })
+      .catch(() => {});
   };
   await publish();
   if (!text || !text.trim()) {

@@ -333,6 +333,43 @@
     return found;
   }
 
+  /** The character now at offset of node as it was captured (followed through its splits); undefined if gone. */
+  function characterAt(node, offset) {
+    while (offset >= node.length && nextPart.has(node)) {
+      offset -= node.length;
+      node = nextPart.get(node);
+    }
+    return node.isConnected && offset < node.length ? node.data[offset] : undefined;
+  }
+
+  /**
+   * Whether the page still shows characters [start, end) of a check's text (UTF-16 offsets) where they were
+   * captured, each the same (collapsed white space: any white space): a live blog, lazy content or a
+   * single-page app may have replaced or rewritten them while the check ran.
+   */
+  function unchanged(captured, start, end) {
+    for (const piece of captured.pieces) {
+      const a = Math.max(start, piece.start);
+      const b = Math.min(end, piece.start + piece.map.length);
+      for (let k = a; k < b; k++) {
+        const now = characterAt(piece.node, piece.map[k - piece.start]);
+        const was = captured.text[k];
+        if (now !== was && !(was === " " && now !== undefined && /\s/.test(now))) return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * The UTF-16 offset of each code point of a text: the server's spans count code points (as Python does),
+   * JavaScript's strings UTF-16 units, which an emoji or another astral character takes two of.
+   */
+  function unitOffsets(text) {
+    const units = [0];
+    for (const character of text) units.push(units[units.length - 1] + character.length);
+    return units;
+  }
+
   const claimKey = (checkId, claimId) => `${checkId}\u0000${claimId}`;
 
   /** A claim's marks still on the page. */
@@ -380,19 +417,30 @@
     mark.title = claim.pending ? `factcheck: checking… ${text}` : `factcheck: ${claim.label}${score}: ${text}`;
   }
 
-  /** Highlight one claim of a check on its own captured text, or restyle its highlight if it has one. */
+  /**
+   * Highlight one claim of a check on its own captured text, or restyle its highlight if it has one: how
+   * many marks it has, and whether the page changed there (its text is no longer what was checked: then it
+   * has none, and a highlight it had is taken off). The claim's span counts code points of the text sent.
+   */
   function highlight(checkId, claim) {
     const key = claimKey(checkId, claim.id);
+    const captured = captures.get(checkId);
+    if (!captured || !Array.isArray(claim.span)) return { made: 0, changed: false };
+    captured.units ??= unitOffsets(captured.text);
+    const [start, end] = claim.span.map((offset) => captured.units[offset]);
+    if (start === undefined || end === undefined || start >= end) return { made: 0, changed: false };
     const existing = marksOf(key);
+    if (!unchanged(captured, start, end)) {
+      for (const mark of existing) mark.replaceWith(...mark.childNodes);
+      marks.delete(key);
+      return { made: 0, changed: true };
+    }
     if (existing.length) {
       existing.forEach((mark, index) => style(mark, claim, index === 0));
-      return existing.length;
+      return { made: existing.length, changed: false };
     }
-    const pieces = captures.get(checkId);
-    if (!pieces || !Array.isArray(claim.span)) return 0;
-    const [start, end] = claim.span;
     const made = [];
-    for (const piece of pieces) {
+    for (const piece of captured.pieces) {
       const a = Math.max(start, piece.start);
       const b = Math.min(end, piece.start + piece.map.length);
       if (a >= b || !piece.node.isConnected) continue;
@@ -414,7 +462,7 @@
       }
     }
     if (made.length) marks.set(key, made);
-    return made.length;
+    return { made: made.length, changed: false };
   }
 
   ext.runtime.onMessage.addListener((message, sender, reply) => {
@@ -429,13 +477,19 @@
         return false;
       }
       const { text, pieces } = capture(selection.getRangeAt(0));
-      captures.set(message.checkId, pieces);
+      captures.set(message.checkId, { text, pieces, units: null });
       for (const piece of pieces) owner.set(piece.node, message.checkId);
       reply({ text, url: location.href, title: document.title });
     } else if (message?.type === "factcheck-highlight") {
+      // The claims whose text the page no longer shows as checked are not marked: the popup says so.
       let marked = 0;
-      for (const claim of message.claims) marked += highlight(message.checkId, claim);
-      reply({ marked });
+      const changed = [];
+      for (const claim of message.claims) {
+        const { made, changed: moved } = highlight(message.checkId, claim);
+        marked += made;
+        if (moved) changed.push(claim.id);
+      }
+      reply({ marked, changed });
     } else if (message?.type === "factcheck-unmark-pending") {
       for (const [key, claimMarks] of marks) {
         if (!key.startsWith(`${message.checkId}\u0000`) || !claimMarks[0]?.classList.contains("factcheck-pending")) continue;
@@ -446,7 +500,7 @@
     } else if (message?.type === "factcheck-holds") {
       // The background asks after a load in the tab: is this still the document the check was captured in,
       // with the text it captured still on the page (a single-page app that re-renders keeps the script)?
-      reply({ holds: Boolean(captures.get(message.checkId)?.some((piece) => piece.node.isConnected)) });
+      reply({ holds: Boolean(captures.get(message.checkId)?.pieces.some((piece) => piece.node.isConnected)) });
     }
     return false;
   });

@@ -379,6 +379,38 @@ function judgedByText(judgedBy) {
   return parts.length ? `Judged by: ${parts.join(", ")}` : null;
 }
 
+// Said under a claim whose text the page changed while it was checked (background.js: state.unmarked).
+const PAGE_CHANGED = "The page changed here; not marked.";
+
+/** A claim's item with the note that it is not marked when the page changed its text during the check. */
+function withPageNote(item, claim, state) {
+  if (Array.isArray(state?.unmarked) && state.unmarked.includes(claim.id)) {
+    item.dataset.unmarked = "true";
+    item.append(element("div", "page-changed", PAGE_CHANGED));
+  }
+  return item;
+}
+
+/**
+ * The sentences the server skipped (verdict.skipped: {text, span, rule, reason}), in the section given:
+ * each one's text, the rule that skipped it and why. Hidden when there are none.
+ */
+function renderSkipped(verdict, section) {
+  if (!section) return;
+  const skipped = (Array.isArray(verdict?.skipped) ? verdict.skipped : []).filter((s) => s && typeof s === "object");
+  section.hidden = skipped.length === 0;
+  const list = element("ul", "skipped-list");
+  for (const sentence of skipped) {
+    const item = element("li", "skipped-sentence");
+    item.dataset.rule = plain(sentence.rule ?? "");
+    const why = `${sentence.rule || "skipped"}${sentence.reason ? `: ${sentence.reason}` : ""}`;
+    item.append(element("span", "skipped-text", `“${clip(plain(sentence.text ?? ""), 160)}”`), element("span", "skipped-why", why));
+    list.append(item);
+  }
+  const heading = element("h2", null, `Not checked: ${plural(skipped.length, "sentence")} skipped`);
+  section.replaceChildren(...(skipped.length ? [heading, list] : []));
+}
+
 /** Show a check state (see background.js runCheck) in the popup's elements. */
 function renderState(state, nodes) {
   const verdict = state?.verdict;
@@ -413,7 +445,8 @@ function renderState(state, nodes) {
   const caution = verdict?.judged_by?.caution;
   nodes.caution.hidden = !caution;
   nodes.caution.textContent = caution ? plain(/--profile wiki/.test(caution) ? caution : `${caution} ${WEB_ADVICE}`) : "";
-  nodes.claims.replaceChildren(...(state?.claims ?? []).map(claimItem));
+  nodes.claims.replaceChildren(...(state?.claims ?? []).map((claim) => withPageNote(claimItem(claim), claim, state)));
+  renderSkipped(verdict, document.getElementById("skipped"));
   nodes.status.dataset.state = state?.status ?? "idle";
   const notes = collectNotes(state);
   nodes.notes.hidden = notes.length === 0;
