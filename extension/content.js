@@ -14,15 +14,24 @@
   ]);
   // Separators between blocks, weakest first: the strongest one pending between two pieces of text wins.
   // A blank line between blocks lets the server's sentence splitter end a claim at a heading or list item.
-  const SEPARATORS = ["", "\t", "\n", "\n\n"];
+  // A space stands for a reference mark left out ("Berlin.<sup>4</sup>Construction" is "Berlin. Construction").
+  const SEPARATORS = ["", " ", "\t", "\n", "\n\n"];
   // Displays that start and end a block (a flex or grid item's display is computed as block).
   const BLOCK_DISPLAY = /^(block|flow-root|list-item|flex|grid|table|table-row|table-row-group|table-header-group|table-footer-group|table-caption)(\s|$)/;
   const MARK_SELECTOR = "mark.factcheck-claim";
   // Characters that reorder the text around them (LRM, RLM, ALM, the embeddings, overrides and isolates):
   // a claim's tooltip is shown without them, so that it cannot be made to read backwards.
   const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+  // Invisible format characters (zero-width spaces and joiners, LRM and RLM, word joiners and invisible
+  // operators, the byte order mark, the soft hyphen): never sent, so "Smo\u200bking" is checked as "Smoking".
+  const INVISIBLE = /[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]/;
+  // A footnote's mark: a short number or letter ("2", "[4]", "4, 7", "a", "*"), and a link to a note.
+  const NOTE_TEXT = /^\[?\s*(?:\d{1,3}(?:\s*[,\u2013-]\s*\d{1,3})*|[a-z]|[*\u2020\u2021\u00a7]{1,3})\s*\]?$/i;
+  const NOTE_LINK = /^#(?:cite[_-]?note|cite[_-]?ref|fn|footnote|endnote|note|ref)/i;
+  // What a footnote number follows when it is not an exponent (10<sup>6</sup>): the end of a sentence or clause.
+  const AFTER_PUNCTUATION = /[.!?,;:)\]"'\u201d\u2019]$/;
 
-  const captures = new Map(); // check id -> pieces of its captured text (see capture)
+  const captures = new Map(); // check id -> its captured text and pieces (see capture), and units (see unitOffsets)
   const owner = new WeakMap(); // text node -> id of the newest check that captured it (only it may mark it)
   const nextPart = new WeakMap(); // text node -> the node split off its end (by split), to follow old offsets
   const marks = new Map(); // "<check id>\0<claim id>" -> that claim's marks, in the document or in shadow roots
@@ -218,9 +227,24 @@
   }
 
   /**
+   * Whether an element is a footnote's reference mark: a <sup> or a link whose text is a short number or
+   * letter (NOTE_TEXT) that links to a note (#cite_note-4, #fn:1, role="doc-noteref"), or a <sup> of such
+   * text right after a sentence's or clause's end ("two.<sup>2</sup>"; "mc<sup>2</sup>" is an exponent).
+   */
+  function referenceMark(element, before) {
+    if (element.localName !== "sup" && element.localName !== "a") return false;
+    if (!NOTE_TEXT.test(element.textContent.trim())) return false;
+    const link = element.localName === "a" ? element : element.querySelector("a[href]");
+    const noteRef = (node) => node?.getAttribute("role") === "doc-noteref";
+    if (noteRef(element) || noteRef(link) || NOTE_LINK.test(link?.getAttribute("href") ?? "")) return true;
+    return element.localName === "sup" && AFTER_PUNCTUATION.test(before);
+  }
+
+  /**
    * The selection's text as the reader sees it: rendered text only (hidden by style or laid out out of
    * sight: see visible and seen), open shadow roots' text where it shows, white space collapsed as the
-   * page shows it, a blank line between blocks, a line break for <br>, a tab between table cells. Each
+   * page shows it, a blank line between blocks, a line break for <br>, a tab between table cells, without
+   * invisible format characters (INVISIBLE) and footnotes' reference marks (a space in their place). Each
    * character that comes from a text node remembers where (pieces: [{node, start, map}], map[i] being
    * the offset in node of the piece's i-th character), so the claims' spans can be mapped back.
    */
@@ -239,7 +263,10 @@
       text += character;
     };
     const write = (node, offset, character) => {
-      if (text && separator) text += separator;
+      // A reference mark's space: the page's own space where it has one (marked with the words around
+      // it), none before punctuation ("Obesity<sup>[3]</sup>, diabetes").
+      const gap = separator === " " && (space || /[.,;:!?)\]]/.test(character)) ? "" : separator;
+      if (text && gap) text += gap;
       else if (text && space) push(space.node, space.offset, " ");
       separator = "";
       space = null;
@@ -266,6 +293,7 @@
       const keepLines = keepSpaces || whiteSpace === "pre-line";
       for (let i = from; i < to; i++) {
         const character = node.data[i];
+        if (INVISIBLE.test(character)) continue;
         if (character === "\n" && keepLines) write(node, i, "\n");
         else if (!keepSpaces && /[ \t\n\r\f]/.test(character)) space ??= { node, offset: i };
         else write(node, i, character);
@@ -280,6 +308,10 @@
       if (node.nodeType !== Node.ELEMENT_NODE || !selected(node) || !rendered(node)) return;
       if (node.localName === "br") {
         separate(separator === "\n" || separator === "\n\n" ? "\n\n" : "\n");
+        return;
+      }
+      if (referenceMark(node, text)) {
+        separate(" ");
         return;
       }
       const style = getComputedStyle(node);
