@@ -110,9 +110,11 @@ class ConnectionLost extends Error {}
 /**
  * POST the text to /v1/check/stream and call onEvent(name, data) for each Server-Sent Event
  * (claims, claim, verdict, error). Resolves when the stream ends; rejects with a readable Error, a
- * ConnectionLost once the events had begun.
+ * ConnectionLost once the events had begun. `signal` (an AbortController's) cancels the request: the
+ * connection is closed, so the server stops the check and spends no more calls on it; the promise
+ * then rejects with the signal's reason.
  */
-async function streamCheck({ text, url, title }, onEvent) {
+async function streamCheck({ text, url, title }, onEvent, signal) {
   const { server, apiKey } = await loadSettings();
   const body = { text };
   if (url && /^https?:/.test(url)) body.url = url;
@@ -123,8 +125,10 @@ async function streamCheck({ text, url, title }, onEvent) {
       method: "POST",
       headers: { "Content-Type": "application/json", ...(apiKey ? { Authorization: `Bearer ${apiKey}` } : {}) },
       body: JSON.stringify(body),
+      signal,
     });
   } catch (error) {
+    if (signal?.aborted) throw signal.reason;
     throw new Error(`cannot reach ${server} (${error.message}): is the server running? Check its URL in the options`);
   }
   if (!response.ok) throw new Error(await answerError(response));
@@ -136,6 +140,7 @@ async function streamCheck({ text, url, title }, onEvent) {
     try {
       chunk = await reader.read();
     } catch (error) {
+      if (signal?.aborted) throw signal.reason;
       throw new ConnectionLost(error.message); // Chromium's "network error": a reset or a cut chunked body
     }
     const { value, done } = chunk;

@@ -14,6 +14,32 @@ const BADGE_COLORS = {
   error: "#c92a2a",
 };
 const newest = new Map(); // state key -> id of the newest check started there: only it updates the popup and badge
+const running = new Map(); // state key -> Set of {checkId, controller, text, frameId, onPage}: requests to cancel
+
+/** Why a request was cancelled: not an error of the check, and nothing is shown for it. */
+class CheckCancelled extends Error {}
+
+/**
+ * Cancel the requests running for a tab (a closed tab, a page left) or those of them `which` picks (a newer
+ * check's): each connection closes, so the server stops that check and spends no more paid calls on it.
+ */
+function cancelChecks(key, why, which = () => true) {
+  for (const request of running.get(key) ?? []) {
+    if (!which(request)) continue;
+    running.get(key).delete(request);
+    request.controller.abort(new CheckCancelled(why));
+  }
+}
+
+/**
+ * Whether a newer check makes an older one of its tab useless: the popup and badge show only the newest, so
+ * an older check is worth finishing only for its marks on the page, and not when the newer one's text takes
+ * them over (a check of the same selection again, or of one holding it). Two checks of different
+ * paragraphs of a page both go on, each marking its own.
+ */
+function supersedes(newer, older) {
+  return !older.onPage || (newer.onPage && newer.frameId === older.frameId && newer.text.includes(older.text));
+}
 
 ext.runtime.onInstalled.addListener(() => {
   ext.contextMenus.create({ id: MENU_ID, title: "Fact-check selection", contexts: ["selection"] });
@@ -46,6 +72,8 @@ ext.runtime.onMessage.addListener((message, sender, reply) => {
 });
 
 ext.tabs.onRemoved.addListener((tabId) => {
+  cancelChecks(stateKey(tabId), "the tab was closed");
+  running.delete(stateKey(tabId));
   newest.delete(stateKey(tabId));
   ext.storage.session.remove(stateKey(tabId));
 });
@@ -81,6 +109,7 @@ async function forgetIfPageLeft(tabId, changedUrl) {
   }
   if (holds || (await loadCheck(key))?.checkId !== state.checkId) return; // still there, or a newer check began
   if (newest.get(key) === state.checkId) newest.delete(key); // a check still running stops updating the tab
+  cancelChecks(key, "the page was left"); // its other checks, of the same document, too
   await ext.storage.session.remove(key);
   ext.action.setBadgeText({ tabId, text: "" }).catch(() => {});
   ext.action.setTitle({ tabId, title: "factcheck" }).catch(() => {});
@@ -149,14 +178,19 @@ async function checkSelection(tab, menuText, frameId) {
 }
 
 /**
- * Check a tab's last text again after an error (the popup's Retry): the same text, and for a selection
- * the same check id, so the claims are marked on the text captured the first time (the page still holds
- * it: a page that was left has no result to retry).
+ * Check a tab's last text again (the popup's Retry): after a verdict with claims not checked (the
+ * server's deadline cut it), only those claims, merged into the same result; after an error before any
+ * verdict, the same text. For a selection the check id stays, so the claims are marked on the text
+ * captured the first time (the page still holds it: a page that was left has no result to retry).
  */
 async function retry(tabId) {
   const state = await loadCheck(stateKey(tabId));
   if (!state?.text?.trim()) return { error: "nothing to retry" };
   if (state.status === "checking") return { error: "a check is running in this tab" }; // a second click
+  if (state.verdict && state.claims.some((claim) => claim.unchecked)) {
+    runCheck(state, state);
+    return { checkId: state.checkId };
+  }
   const { checkId, kind, text, url, title, frameId, onPage } = state;
   runCheck({ checkId: kind === "selection" ? checkId : newCheckId(), kind, text, url, title, tabId, frameId, onPage });
   return { checkId };
@@ -203,14 +237,69 @@ function connectionLost(state, reason) {
   );
 }
 
-async function runCheck({ checkId, kind, text, url, title, tabId, frameId = 0, onPage }) {
+/** A claim of a verdict as kept: one the server did not reach ("checked": false) is not checked, not a verdict. */
+function keptClaim(claim) {
+  return claim?.checked === false ? { ...claim, pending: false, unchecked: true } : claim;
+}
+
+/**
+ * What Retry sends for the claims a check did not reach: their texts, a paragraph each, and where each
+ * one's text lies in it ({index: the claim's place in the result, start, end}).
+ */
+function restOf(claims) {
+  const segments = [];
+  let text = "";
+  claims.forEach((claim, index) => {
+    if (!claim.unchecked) return;
+    if (text) text += "\n\n";
+    segments.push({ index, start: text.length, end: text.length + claim.text.length });
+    text += claim.text;
+  });
+  return { text, segments };
+}
+
+/** The segment of the rest a claim found in it belongs to: by its span, else by its text. */
+function segmentOf(rest, claim) {
+  const start = Array.isArray(claim?.span) ? claim.span[0] : null;
+  if (Number.isInteger(start)) return rest.segments.find((segment) => segment.start <= start && start < segment.end) ?? null;
+  return rest.segments.find((segment) => rest.text.slice(segment.start, segment.end).includes(claim?.text ?? "\0")) ?? null;
+}
+
+/**
+ * A claim of the rest's check laid over the claim it rechecks (`original`): the original's id, and its span
+ * moved back onto the text first checked (the original's own, where its text is not the page's as is).
+ */
+function mergedClaim(claim, original, segment) {
+  let span = original.span;
+  const [start, end] = Array.isArray(claim.span) ? claim.span : [];
+  const verbatim = Array.isArray(span) && span[1] - span[0] === original.text.length;
+  if (verbatim && Number.isInteger(start) && Number.isInteger(end) && end <= segment.end) {
+    span = [span[0] + start - segment.start, span[0] + end - segment.start];
+  }
+  return keptClaim({ ...claim, id: original.id, span });
+}
+
+/**
+ * Run one check request for a tab, keeping the tab's state as its events come. With `previous` (a result
+ * whose claims were not all checked), only those claims are sent, and their verdicts merged into it.
+ */
+async function runCheck({ checkId, kind, text, url, title, tabId, frameId = 0, onPage }, previous = null) {
   const key = stateKey(tabId);
   newest.set(key, checkId);
-  const state = {
-    checkId, kind, status: "checking", text, url, title, tabId, frameId, onPage,
-    claims: [], verdict: null, error: null, notes: [], at: Date.now(),
-    unmarked: [], // ids of claims whose text the page changed while the check ran: listed, not marked
-  };
+  const controller = new AbortController();
+  const request = { checkId, controller, text: previous ? previous.text : text, frameId, onPage };
+  cancelChecks(key, "a newer check started in this tab", (older) => supersedes(request, older));
+  if (!running.has(key)) running.set(key, new Set());
+  running.get(key).add(request);
+  const rest = previous ? restOf(previous.claims) : null;
+  const places = []; // the rest's claim index -> the index of the claim it rechecks (null: a further part)
+  const state = previous
+    ? { ...structuredClone(previous), status: "checking", error: null, at: Date.now() }
+    : {
+        checkId, kind, status: "checking", text, url, title, tabId, frameId, onPage,
+        claims: [], verdict: null, error: null, notes: [], at: Date.now(),
+        unmarked: [], // ids of claims whose text the page changed while the check ran: listed, not marked
+      };
   const publish = () => {
     if (newest.get(key) !== checkId) return Promise.resolve(); // a newer check in this tab owns the popup and badge
     showBadge(tabId, state);
@@ -237,10 +326,56 @@ async function runCheck({ checkId, kind, text, url, title, tabId, frameId = 0, o
     await publish();
     return;
   }
+  /** The rest's verdict laid over the previous result: its claims merged, the label composed from them. */
+  const merge = (found) => {
+    const parts = new Map(); // index of a rechecked claim -> its further parts (a claim split in two)
+    found.forEach((claim, index) => {
+      const segment = segmentOf(rest, claim);
+      if (!segment) return;
+      const original = previous.claims[segment.index];
+      if (places[index] === segment.index) state.claims[segment.index] = mergedClaim(claim, original, segment);
+      else parts.set(segment.index, [...(parts.get(segment.index) ?? []), mergedClaim(claim, original, segment)]);
+    });
+    const claims = state.claims.flatMap((claim, index) =>
+      [claim, ...(parts.get(index) ?? []).map((part, n) => ({ ...part, id: `${claim.id}.${n + 2}` }))],
+    );
+    return claims;
+  };
+  const mergedVerdict = (claims, data) => ({
+    ...previous.verdict,
+    claims,
+    // The text's label is composed from its claims' (the server's score of a text checked in parts is not known).
+    label: composeLabel(claims),
+    labels: "compose",
+    score: null,
+    partial: claims.some((claim) => claim.unchecked),
+    notes: [...(previous.verdict.notes ?? []), ...(data?.notes ?? []), ...(data?.usage?.notes ?? [])],
+  });
   try {
-    await streamCheck({ text, url, title }, (name, data) => {
+    await streamCheck(rest ? { text: rest.text, url, title } : { text, url, title }, (name, data) => {
       if (Array.isArray(data?.notes)) state.notes.push(...data.notes);
-      if (name === "claims") {
+      if (rest && name === "claims") {
+        // The claims rechecked show as "…" again; the first claim found in each one's text takes its place.
+        data.claims.forEach((claim, index) => {
+          const segment = segmentOf(rest, claim);
+          const first = segment && !places.includes(segment.index);
+          places[index] = first ? segment.index : null;
+          if (first) state.claims[segment.index] = { ...state.claims[segment.index], pending: true, unchecked: false };
+        });
+        highlight(state.claims.filter((claim) => claim.pending));
+      } else if (rest && name === "claim") {
+        const place = places[data.index];
+        if (Number.isInteger(place)) {
+          const segment = rest.segments.find((each) => each.index === place);
+          state.claims[place] = mergedClaim(data.claim, previous.claims[place], segment);
+          if (!state.claims[place].unchecked) highlight([state.claims[place]]);
+        }
+      } else if (rest && name === "verdict") {
+        state.claims = merge(data.claims);
+        state.verdict = mergedVerdict(state.claims, data);
+        state.status = "done";
+        highlight(state.claims.filter((claim) => !claim.unchecked));
+      } else if (name === "claims") {
         state.claims = data.claims.map((claim) => ({ ...claim, pending: true }));
         highlight(state.claims);
       } else if (name === "deliberation") {
@@ -255,29 +390,41 @@ async function runCheck({ checkId, kind, text, url, title, tabId, frameId = 0, o
           };
         }
       } else if (name === "claim") {
-        state.claims[data.index] = data.claim;
-        highlight([data.claim]);
+        state.claims[data.index] = keptClaim(data.claim);
+        if (!state.claims[data.index].unchecked) highlight([data.claim]);
       } else if (name === "verdict") {
-        state.verdict = data;
-        state.claims = data.claims;
+        state.claims = data.claims.map(keptClaim);
+        state.verdict = { ...data, claims: state.claims };
         state.status = "done";
-        highlight(data.claims);
+        highlight(state.claims.filter((claim) => !claim.unchecked)); // a claim not reached is not marked as a verdict
       } else if (name === "error") {
         state.status = "error";
         state.error = data.error;
       }
       publish();
-    });
+    }, controller.signal);
     if (state.status === "checking") throw new ConnectionLost("the server closed the stream before the verdict");
   } catch (error) {
     state.status = "error";
     state.error = error instanceof ConnectionLost ? connectionLost(state, error.message) : error.message;
+  } finally {
+    running.get(key)?.delete(request);
+  }
+  const unmarkPending = () => {
+    if (onPage) ext.tabs.sendMessage(tabId, { type: "factcheck-unmark-pending", checkId }, { frameId }).catch(() => {});
+  };
+  if (controller.signal.aborted) {
+    // Cancelled (the tab closed, its page left, a newer check began): the tab's state is another's now.
+    // Its claims still marked "…" on a page that is still there lose that mark.
+    unmarkPending();
+    return;
   }
   if (state.status === "error") {
     // Claims that will never get a verdict are shown as not checked (never "…" forever) and lose their
     // "checking" highlight; the finished ones keep their verdicts and marks.
     state.claims = state.claims.map((claim) => (claim.pending ? { ...claim, pending: false, unchecked: true } : claim));
-    if (onPage) ext.tabs.sendMessage(tabId, { type: "factcheck-unmark-pending", checkId }, { frameId }).catch(() => {});
+    if (previous) state.verdict = mergedVerdict(state.claims, null); // what the rest's check got to is kept
   }
+  if (state.claims.some((claim) => claim.unchecked)) unmarkPending();
   await publish();
 }

@@ -452,8 +452,12 @@ function renderState(state, nodes) {
   nodes.notes.hidden = notes.length === 0;
   nodes.notesList.replaceChildren(...notes.map((note) => element("li", null, note)));
   nodes.context.hidden = !state;
-  // After an error, the same text can be checked again (a server back up, a key fixed).
-  nodes.retry.hidden = !(state?.status === "error" && String(state.text ?? "").trim());
+  // After an error, the same text can be checked again (a server back up, a key fixed); after a verdict
+  // with claims the server did not reach (its deadline), those claims alone (background.js retry).
+  const unchecked = (state?.claims ?? []).filter((claim) => claim.unchecked).length;
+  const rest = Boolean(state?.verdict) && unchecked > 0;
+  nodes.retry.textContent = rest ? `Retry: check the ${plural(unchecked, "claim")} not checked` : "Retry: check the same text again";
+  nodes.retry.hidden = !((state?.status === "error" || rest) && String(state.text ?? "").trim());
   nodes.retry.disabled = nodes.retry.hidden; // enabled again only by a check that ended in an error
   if (!state) {
     nodes.status.textContent = IDLE_MESSAGE;
@@ -465,8 +469,12 @@ function renderState(state, nodes) {
   else if (state.status === "checking") {
     const done = state.claims.filter((claim) => !claim.pending).length;
     nodes.status.textContent = state.claims.length ? `Checking… ${done} of ${plural(state.claims.length, "claim")} done` : "Checking…";
+  } else if (unchecked) {
+    // "12 of 50 checked": the claims the server's deadline came before are not checked, not verdicts.
+    const why = verdict?.partial ? "the server's deadline stopped the check before" : "not checked:";
+    nodes.status.textContent =
+      `${state.claims.length - unchecked} of ${state.claims.length} checked: ${why} the other ${plural(unchecked, "claim")}`;
   } else {
-    const partial = verdict?.partial ? " (partial: the server's deadline cut the check short)" : "";
-    nodes.status.textContent = `${state.claims.length} claim${state.claims.length === 1 ? "" : "s"} checked${partial}`;
+    nodes.status.textContent = `${state.claims.length} claim${state.claims.length === 1 ? "" : "s"} checked`;
   }
 }

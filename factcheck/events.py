@@ -63,15 +63,23 @@ class ClaimDeliberated:
 
 @dataclass(frozen=True)
 class TextChecked:
-    """The checked text. ``partial``: a deadline cut the check short (the claims not reached abstain, saying so)."""
+    """The checked text. ``partial``: a deadline cut the check short (the claims not reached abstain, saying so).
+    ``not_reached``: the places of those claims, which the data marks ``"checked": false``: a reader tells a
+    claim nobody checked from one the agents could not verify (both UNVERIFIED)."""
 
     verdict: TextVerdict
     partial: bool = False
+    not_reached: tuple[int, ...] = ()
     name: ClassVar[str] = "verdict"
 
     @property
     def data(self) -> dict[str, Any]:
-        return {**self.verdict.to_dict(), "partial": self.partial}
+        data = {**self.verdict.to_dict(), "partial": self.partial}
+        if self.not_reached:
+            claims = data["claims"]
+            for index in self.not_reached:
+                claims[index] = {**claims[index], "checked": False}
+        return data
 
 
 CheckEvent = ClaimsFound | ClaimDeliberated | ClaimChecked | TextChecked

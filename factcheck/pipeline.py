@@ -666,6 +666,7 @@ class _Run:
                     recorder.notes.append(self._late(f": {missed} of {len(claims)} claims not checked"))
             with recorder.timed("score"):
                 judged = [verdicts[i] if i in verdicts else self._not_reached(claim) for i, claim in enumerate(claims)]
+        not_reached = tuple(i for i in range(len(claims)) if i not in verdicts)
         verdict = text_verdict(text, judged, checker.scorer, checker.labels, recorder.freeze())
         return TextChecked(
             replace(
@@ -676,6 +677,7 @@ class _Run:
                 judged_by=checker.judged_by(),
             ),
             partial,
+            not_reached,
         )
 
     def _not_reached(self, claim: Claim) -> ClaimVerdict:

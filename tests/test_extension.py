@@ -235,7 +235,7 @@ class FakeServer:
                         self.connection.shutdown(socket.SHUT_RDWR)
                         return
                     self.event("claim", {"index": index, "claim": claim})
-                scores = [c["score"] for c in claims]
+                scores = [c["score"] for c in claims if c["score"] is not None]  # a claim not reached has none
                 score = sum(scores) / len(scores) if scores else None
                 verdict = {"schema": "factcheck/1", "text": text, "label": compose(claims), "labels": "compose"}
                 verdict |= {"score": score, "claims": claims, "usage": {"notes": list(fake.notes)}}

@@ -193,6 +193,12 @@ class Service:
         self.components: dict[str, Any] = {}  # GET /v1/components' answer, worked out once
         self.components_lock = asyncio.Lock()
         self.memory_settings: MemorySettings | None = None  # the checkers' [memory], read at the first correction
+        self.checks_cancelled = 0  # checks stopped because their client went away (GET /v1/health)
+
+    def client_gone(self, route: str) -> None:
+        """Count a check stopped because its client went away before the answer, and log it."""
+        self.checks_cancelled += 1
+        log.info("%s: the client went away; its check was cancelled", route)
 
     def memory(self) -> MemorySettings:
         """The experience memory corrections go to: the checkers' ``[memory]`` settings (``[memory] path``,
@@ -358,9 +364,11 @@ router = APIRouter()
 
 @router.get("/v1/health")
 async def health(request: Request) -> dict[str, Any]:
-    """Liveness: answers without a key and tells nothing secret."""
-    auth = service_of(request).settings.auth
-    return {"status": "ok", "version": _version(), "auth": "api-key" if auth else "none"}
+    """Liveness: answers without a key and tells nothing secret. ``checks_cancelled``: the checks this
+    process stopped because their client went away (a closed tab, a page left, a newer check)."""
+    service = service_of(request)
+    auth = "api-key" if service.settings.auth else "none"
+    return {"status": "ok", "version": _version(), "auth": auth, "checks_cancelled": service.checks_cancelled}
 
 
 @router.get("/v1/components", dependencies=[Depends(caller)])
@@ -407,6 +415,7 @@ async def check(body: CheckRequest, request: Request, who: str = Depends(caller)
 
     verdict = await checked(service, until_disconnected(request, verdict_of()))
     if verdict is None:
+        service.client_gone("/v1/check")
         return Response(status_code=499)  # nobody is listening; the status is for the access log
     answers.put(answer_key, verdict, scrub.render)
     return scrub.json({**verdict, **metadata(body)})
@@ -434,6 +443,7 @@ async def check_stream(body: CheckRequest, request: Request, who: str = Depends(
     first = await checked(service, until_disconnected(request, split()))
     if first is None:
         await stream.aclose()
+        service.client_gone("/v1/check/stream")
         return Response(status_code=499)  # nobody is listening; the status is for the access log
 
     async def rest() -> AsyncIterator[CheckEvent]:
@@ -451,6 +461,13 @@ async def check_stream(body: CheckRequest, request: Request, who: str = Depends(
         except Exception:
             log.exception("unexpected error in a streamed check")
             yield sse("error", {"error": "internal error (see the server log)"}, scrub)
+        except (asyncio.CancelledError, GeneratorExit):
+            # The client went away (Starlette cancels the response when it hears the disconnect): the check's
+            # task and its agents' calls are cancelled as the stream closes, below.
+            service.client_gone("/v1/check/stream")
+            raise
+        finally:
+            await stream.aclose()
 
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return StreamingResponse(events(), media_type="text/event-stream", headers=headers)
