@@ -49,7 +49,7 @@ _ERA = re.compile(
     r"(?!\w)"
 )
 _THE_YEAR = re.compile(r"\bthe\s+year\s+(\d{1,4})\b", re.IGNORECASE)
-_SHORT_YEAR = re.compile(r"\b(?:in|since|until|by|around|circa)\s+(\d{3})(?=\s*(?:[.,;:!?)]|$))", re.IGNORECASE)
+_SHORT_YEAR = re.compile(r"\b(?:in|since)\s+(\d{3})(?=\s*(?:[.,;:!?)]|$))", re.IGNORECASE)
 # Words that put a claim at the time it was made.
 _PRESENT = re.compile(
     r"\b(currently|presently|at present|right now|now|today|nowadays|as of today|these days|recently|lately|"
@@ -104,7 +104,7 @@ def resolve(text: str, reference: datetime, dates: Sequence[str] = ()) -> ClaimT
             return _phrase_time(match.group(0), reference)
     if (match := _SINCE.search(text)) is not None and int(match.group(1)) <= reference.year:
         return ClaimTime(f"{match.group(1)}-01-01", reference.date().isoformat(), match.group(0), "range")
-    if (found := _year_of_any_era(text)) is not None:
+    if (found := _year_of_any_era(text, _ERA)) is not None:  # before the date phrases: "44 BC" is no 2044
         return found
     for phrase in dates:
         found = _phrase_time(phrase, reference)
@@ -112,6 +112,9 @@ def resolve(text: str, reference: datetime, dates: Sequence[str] = ()) -> ClaimT
             return found
     if not dates and (match := _YEAR.search(text)) is not None:  # no entity (a blank pipeline): a bare year
         return _phrase_time(match.group(0), reference)
+    # Last, as a number may be anything else: "the year 476", "fell in 476."
+    if (found := _year_of_any_era(text, _THE_YEAR, _SHORT_YEAR)) is not None:
+        return found
     present = _PRESENT.search(text)
     if present:
         day = reference.date().isoformat()
@@ -119,18 +122,19 @@ def resolve(text: str, reference: datetime, dates: Sequence[str] = ()) -> ClaimT
     return None
 
 
-def _year_of_any_era(text: str) -> ClaimTime | None:
-    """The year ``text`` names with its era ("476 AD", "44 BC"), as "the year 476", or as a three-digit
-    year closing a phrase of time ("in 476."); ``None`` otherwise. A year before Christ is written as
-    ISO 8601 writes it, counting a year 0: 44 BC is ``-0043``."""
+def _year_of_any_era(text: str, *patterns: re.Pattern[str]) -> ClaimTime | None:
+    """The year the first of ``patterns`` finds in ``text``: with its era (:data:`_ERA`: "476 AD", "44 BC"),
+    as "the year 476", or as a three-digit year closing "in" or "since" ("in 476."); ``None`` otherwise.
+    A year before Christ is written as ISO 8601 writes it, counting a year 0: 44 BC is ``-0043``."""
+    match = next((m for m in (p.search(text) for p in patterns) if m is not None), None)
+    if match is None:
+        return None
     before_christ = False
-    if (match := _ERA.search(text)) is not None:
+    if match.re is _ERA:
         number = int(match.group("after") or match.group("year"))
         before_christ = (match.group("era") or "").startswith("B")
-    elif (match := _THE_YEAR.search(text) or _SHORT_YEAR.search(text)) is not None:
-        number = int(match.group(1))
     else:
-        return None
+        number = int(match.group(1))
     if number == 0:
         return None  # no year is called 0
     year = 1 - number if before_christ else number
@@ -139,8 +143,12 @@ def _year_of_any_era(text: str) -> ClaimTime | None:
 
 
 def year_label(iso: str) -> str:
-    """The year of an ISO 8601 date for readers: "1889", "476", "44 BC" (from ``-0043-01-01``)."""
-    year = -int(iso[1:].split("-")[0]) if iso.startswith("-") else int(iso.split("-")[0])
+    """The year of an ISO 8601 date for readers: "1889", "476", "44 BC" (from ``-0043-01-01``); the text
+    as it is when it is no such date (a hand-edited file)."""
+    try:
+        year = -int(iso[1:].split("-")[0]) if iso.startswith("-") else int(iso.split("-")[0])
+    except ValueError:
+        return iso
     return f"{1 - year} BC" if year <= 0 else str(year)
 
 

@@ -61,7 +61,12 @@ class SourceError(FactcheckError):
 
 
 class MissingKeyError(SourceError):
-    """A source or model needs an API key that is not set: its agent is skipped, the check goes on."""
+    """A source or model needs an API key that is not set: its agent is skipped, the check goes on.
+    ``variable`` names the environment variable to set, where the raiser knows it."""
+
+    def __init__(self, message: str, variable: str | None = None) -> None:
+        super().__init__(message)
+        self.variable = variable
 
 
 class VerifierError(FactcheckError):

@@ -25,13 +25,17 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 # a cost in dollars to 6, since one call may cost $0.000150.
 DECIMALS = 3
 COST_DECIMALS = 6
+OWN_FIELDS = frozenset({"meta"})  # fields :func:`rounded` leaves as they are
 
 
 def rounded(data: Any, key: str = "") -> Any:
     """``data`` (a JSON value) with every number that is not whole rounded for readers: to
     :data:`DECIMALS` places, or :data:`COST_DECIMALS` under a key naming a cost. What every output
     writes (``check --format json``, ``batch``, ``score``, the server); the Python API's ``to_dict()``
-    keeps full precision, and so do ``check`` and ``batch`` with ``--full-precision``."""
+    keeps full precision, and so do ``check`` and ``batch`` with ``--full-precision``. What is the user's
+    own is left as it is: a document's ``meta`` and the settings (``scorer_options``) a replay reads."""
+    if key in OWN_FIELDS or key.endswith("_options"):
+        return data
     if isinstance(data, float):
         return round(data, COST_DECIMALS if "cost" in key else DECIMALS)
     if isinstance(data, dict):

@@ -65,6 +65,7 @@ from factcheck.sources.base import Source
 from factcheck.text import valid_unicode
 from factcheck.trust import Trust
 from factcheck.types import (
+    TOO_LONG_RULE,
     Assessment,
     Claim,
     ClaimVerdict,
@@ -86,7 +87,6 @@ JUDGMENT_CACHE_VERSION = "2"  # bump when a judgment's meaning changes; options 
 EXTRACT_CHARS_PER_CLAIM = 500  # with max_claims = 200, claims are read from the first 100,000 characters
 # A claim longer than this is a run-on text (a page without full stops), not one statement: skipped, with why.
 MAX_CLAIM_CHARS = 1000
-TOO_LONG_RULE = "too_long"  # the rule of such a claim, skipped
 UNREADY_RETRY_S = 600.0  # a component whose prepare() timed out is not waited for again before this
 PREPARE_CLOCK_SLACK_S = 0.05  # a wait for prepare_timeout_s may end this much early (timer granularity)
 
@@ -153,6 +153,8 @@ class Checker:
         # for (later checks do not wait for them until one of their prepares has ended).
         self._preparing: dict[int, _Preparing] = {}
         self._slow: set[int] = set()
+        # The environment variable each component whose prepare() found no API key needs (missing_key).
+        self._missing_keys: dict[int, str] = {}
 
     def with_agents(self, agents: Sequence[Agent]) -> Checker:
         """This checker with other agents; it shares the extractor, scorer, label rule, routing and cache."""
@@ -373,6 +375,10 @@ class Checker:
         wait = min(self.limits.agent_timeout_s, self.limits.prepare_timeout_s)
         return wait if bound_s is None else min(wait, bound_s)
 
+    def missing_key(self, component: Source | Verifier) -> str | None:
+        """The environment variable ``component`` needs, when its last prepare() found it unset."""
+        return self._missing_keys.get(id(component))
+
     async def prepare_component(self, component: Source | Verifier, wait_s: float | None = None) -> str | None:
         """Run ``component.prepare()`` as a check does, with this checker's LLM settings and cache:
         ``None`` when it can run, else why its agents abstain.
@@ -421,6 +427,7 @@ class Checker:
             abandon(component, running.future)  # one that blocks its loop cannot time itself out
         if self._preparing.get(key) is running:
             del self._preparing[key]
+        self._missing_keys.pop(key, None)  # said again below if this prepare found no key either
         try:
             if not done:
                 raise TimeoutError
@@ -433,6 +440,8 @@ class Checker:
             raise
         except (MissingKeyError, ServiceRefusedError) as exc:
             self._slow.discard(key)
+            if isinstance(exc, MissingKeyError) and exc.variable:
+                self._missing_keys[key] = exc.variable
             return f"skipped: {exc}"
         except Exception as exc:
             self._slow.discard(key)

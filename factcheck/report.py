@@ -16,6 +16,7 @@ from factcheck.precedents import lent_precedents
 from factcheck.scoring import REPLAYED_NOTE
 from factcheck.text import plural
 from factcheck.types import (
+    TOO_LONG_RULE,
     ClaimTime,
     ClaimVerdict,
     Deliberation,
@@ -122,7 +123,6 @@ def _claim_block(verdict: ClaimVerdict, out: Mapping[str, str] | None = None) ->
 
 RATIONALE_CHARS = 200  # of a deliberation step's rationale or weak point; the JSON has them whole
 QUOTE_CHARS = 160  # of the counter-evidence a critique presents
-TOO_LONG_RULE = "too_long"  # a claim over factcheck.pipeline.MAX_CLAIM_CHARS
 SKIPPED_CHARS = 300  # of a sentence not checked (the JSON keeps it whole)
 
 

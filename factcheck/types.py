@@ -780,6 +780,9 @@ class JudgedBy:
         )
 
 
+TOO_LONG_RULE = "too_long"  # the rule of a claim over factcheck.pipeline.MAX_CLAIM_CHARS, skipped unjudged
+
+
 def decided(verified: int, claims: int, skipped: int) -> str:
     """What a text's label stands on, "2 of 7 claims verified, 1 sentence skipped": the same words in
     every output (the report's header, the batch report; the extension's popup says them in JavaScript)."""

@@ -170,12 +170,12 @@ def test_score_fail_on_exits_as_check_does_after_writing_every_line(tmp_path: Pa
     code, _, err = scored_statuses(tmp_path, "false", "unverified", "error")
     assert code == 3, err  # error first, as in check: an agent's error is why a claim is UNVERIFIED
     assert err.startswith("--fail-on error: agent x could not judge 1 of 1 claim (x: timed out after 60s")
-    assert err.endswith(f"({tmp_path / 'in.jsonl'}:3) (exit status 3)\n")
+    assert err.endswith(f"({tmp_path / 'in.jsonl'}:3; exit status 3)\n")
     assert len((tmp_path / "out.jsonl").read_text().splitlines()) == 3  # every line written all the same
     code, _, err = scored_statuses(tmp_path, "unverified")
     assert code == 4 and err.startswith("--fail-on unverified: 1 of 1 claim UNVERIFIED")
     code, _, err = scored_statuses(tmp_path, "false")
-    assert code == 5 and err.startswith("--fail-on false: 1 of 1 claim FALSE") and ":2)" in err
+    assert code == 5 and err.startswith("--fail-on false: 1 of 1 claim FALSE") and ":2;" in err
 
 
 def test_score_reports_the_bad_line(tmp_path: Path) -> None:
@@ -441,6 +441,7 @@ trailer << /Root 1 0 R >>
         ("post.pdf", TEXT_ONLY_PDF, "post.pdf is a PDF, not text; convert it to text first (pdftotext "),
         ("post.docx", b"PK\x03\x04\x14\x00\x06\x00word/document.xml", "post.docx is a ZIP archive"),
         ("post.bin", bytes(range(256)), "post.bin is a binary file, not text; convert it to text first"),
+        ("post.txt", "Statins lower LDL.".encode("utf-16"), "post.txt is UTF-16 or UTF-32 text (convert it to UTF-8)"),
     ],
 )
 @pytest.mark.parametrize("command", ["check", "extract"])
@@ -453,6 +454,14 @@ def test_a_document_that_is_not_text_is_refused_in_one_line(
     assert len(output.splitlines()) == 1
     result = CliRunner().invoke(cli, [command, "-"], input=content)
     assert result.exit_code == 1 and "standard input is " in result.output
+
+
+def test_a_stray_nul_in_a_text_ends_a_paragraph_and_refuses_nothing() -> None:
+    # docs/extraction.md: a control character in a text is a paragraph break, from a file or standard input too.
+    result = CliRunner().invoke(cli, ["extract", "-"], input=b"Statins lower LDL cholesterol\0Aspirin thins the blood.")
+    assert result.exit_code == 0, result.output
+    assert "Statins lower LDL cholesterol" in result.output and "Aspirin thins the blood." in result.output
+    assert "2 claims to check" in result.output
 
 
 # ---- one meaning per flag, help from the registry, output files --------------------------------

@@ -21,6 +21,9 @@ BORDERLINE = [
     ("It may rain tomorrow.", "prediction"),
     ("The ministry expected the deficit to fall in 2020.", None),
     ("As expected, the deficit fell.", None),
+    ("Einstein predicted gravitational waves.", None),  # a prediction made in the past is on the record
+    ("Nobody expected the Spanish Inquisition.", None),
+    ("The shuttle was poised to launch when the fault was found.", None),
     ("Models predict that vaccination has a large effect on transmission.", None),  # a finding, reported
     ("Smokers are more likely to develop lung cancer.", None),
     ("We will cut the tax by 5 percent next year.", None),

@@ -306,6 +306,22 @@ def test_it_in_a_reported_clause_is_who_reports_it(sentence: str, claim: str, sp
     assert (found.text, found.attributed_to) == (claim, speaker)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The ministry said it was raining in Paris.",
+        "NASA said it has been 50 years since the Moon landing.",
+        "The agency said it takes 10 years to develop a vaccine.",
+        "The met office said it snowed in London in April.",
+        "The Eiffel Tower is in Paris. It rained there in 1889.",
+    ],
+)
+def test_an_it_that_stands_for_nothing_is_never_given_a_subject(text: str) -> None:
+    # Weather, time and seeming: "The ministry was raining in Paris." would put words in its mouth.
+    last = SentenceExtractor().extract(text)[-1]
+    assert last.text.startswith("It ") and "decontextualised" not in last.edits
+
+
 @pytest.mark.parametrize("name", ["decontext.jsonl", "decontext-heldout.jsonl"])
 def test_references_are_resolved_only_when_sure(name: str) -> None:
     # scripts/measure_decontext.py: each text's last claim against the one a careful reader would check.
@@ -567,3 +583,8 @@ def test_emoji_at_a_sentence_s_ends_are_no_part_of_its_claim_or_span() -> None:
     assert all(c.original is None for c in claims)
     # The same sentence with and without its emoji is the same claim (so it gets the same verdict).
     assert SentenceExtractor().extract("Insulin is produced by the liver.")[0].text == claims[1].text
+
+
+def test_signs_that_belong_to_a_claims_words_are_not_trimmed_as_emoji() -> None:
+    (claim,) = SentenceExtractor().extract("The temperature in Death Valley reached 56.7°")
+    assert claim.text == "The temperature in Death Valley reached 56.7°"

@@ -75,6 +75,11 @@ def test_numbers_are_rounded_for_readers_and_costs_keep_six_places() -> None:
     data = {"score": 0.09144999999999998, "wall_s": {"score": 5e-06}, "cost_usd": 0.000150123, "n": 3, "ok": True}
     assert rounded(data) == {"score": 0.091, "wall_s": {"score": 0.0}, "cost_usd": 0.00015, "n": 3, "ok": True}
     assert rounded([{"p": 0.8957999999999999}]) == [{"p": 0.896}]
+    # The user's own: a document's meta, and the settings a replay reads.
+    assert rounded({"meta": {"lat": 1 / 3}, "scorer_options": {"t": 1 / 3}}) == {
+        "meta": {"lat": 1 / 3},
+        "scorer_options": {"t": 1 / 3},
+    }
 
 
 def test_check_json_is_rounded_unless_full_precision_is_asked_for() -> None:
@@ -86,24 +91,27 @@ def test_check_json_is_rounded_unless_full_precision_is_asked_for() -> None:
     assert any(decimals(n) > 3 for _, n in floats(full["usage"]["wall_s"]))  # timings to the microsecond
 
 
-def test_batch_and_score_write_rounded_numbers(tmp_path: Path) -> None:
+def test_batch_and_score_round_their_own_numbers_and_leave_the_users_alone(tmp_path: Path) -> None:
     recorded = tmp_path / "recorded.jsonl"
     record = {**mixed_verdict().to_dict(), "prior": 1 / 3}  # a field of the user's own, kept by score
+    record["usage"]["wall_s"] = {"total": 0.1234567}
     recorded.write_text(json.dumps(record) + "\n", encoding="utf-8")
     out = tmp_path / "rescored.jsonl"
     assert CliRunner().invoke(cli, ["score", str(recorded), "--out", str(out)]).exit_code == 0
     rescored = json.loads(out.read_text(encoding="utf-8"))
-    assert rescored["prior"] == 0.333 and all(decimals(n) <= 3 for k, n in floats(rescored) if "cost" not in k)
+    assert rescored["usage"]["wall_s"]["total"] == 0.123 and rescored["prior"] == 1 / 3
+    assert all(decimals(n) <= 3 for k, n in floats({**rescored, "prior": 0}) if "cost" not in k)
     assert CliRunner().invoke(cli, ["score", str(recorded), "--out", str(out), "--full-precision"]).exit_code == 0
-    assert json.loads(out.read_text(encoding="utf-8"))["prior"] == 1 / 3
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "a.txt").write_text(MIXED, encoding="utf-8")
+    assert json.loads(out.read_text(encoding="utf-8"))["usage"]["wall_s"]["total"] == 0.1234567
+    documents = tmp_path / "docs.jsonl"
+    documents.write_text(json.dumps({"id": "a", "text": MIXED, "lat": 0.123456789}) + "\n", encoding="utf-8")
     lines = tmp_path / "out.jsonl"
-    result = CliRunner().invoke(cli, ["batch", str(folder), "--out", str(lines), "--quiet"])
+    result = CliRunner().invoke(cli, ["batch", str(documents), "--out", str(lines), "--quiet"])
     assert result.exit_code == 0, result.output
-    record = json.loads(lines.read_text(encoding="utf-8"))
-    assert floats(record) and all(decimals(n) <= (6 if "cost" in k else 3) for k, n in floats(record))
+    line = json.loads(lines.read_text(encoding="utf-8"))
+    assert line["meta"]["lat"] == 0.123456789  # the document's own field, as given
+    del line["meta"]
+    assert floats(line) and all(decimals(n) <= (6 if "cost" in k else 3) for k, n in floats(line))
 
 
 def test_every_server_answer_is_rounded() -> None:

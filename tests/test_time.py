@@ -72,6 +72,7 @@ def test_a_claims_time_is_resolved_against_the_texts(text: str, start: str, end:
         "The genome consists of 7489 nucleotides.",  # no year
         "Statins lower LDL cholesterol.",
         "The trial enrolled 476 patients in 12 centres.",  # a three-digit number that closes no phrase of time
+        "The village has around 500.",  # a number after "around" or "by" is a count
     ],
 )
 def test_lengths_of_time_and_numbers_that_are_no_years_give_no_time(text: str) -> None:
@@ -300,9 +301,22 @@ def test_a_page_of_today_behind_a_claim_about_an_earlier_present_is_marked_and_n
     assert claim.notes and "dated far from the time the claim speaks of (currently)" in claim.notes[0]
 
 
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [
+        ("On 12 March 2020, the index fell by 300.", "2020-03-12"),
+        ("Unemployment rose in 2019 to 5%, up by 120.", "2019-01-01"),
+    ],
+)
+def test_a_date_wins_over_a_number_that_could_be_a_short_year(text: str, start: str) -> None:
+    [claim] = with_times([Claim("c1", text)], MAY_2014)
+    assert claim.time is not None and claim.time.start == start
+
+
 def test_a_year_before_christ_reads_as_such_and_asks_for_no_old_page() -> None:
     [claim] = with_times([Claim("c1", "Julius Caesar was killed in 44 BC.")], MAY_2014)
     assert claim.time is not None and time_phrase(claim.time) == '44 BC ("44 BC")'
+    assert time_phrase(ClaimTime("", "", "a hand-edited file", "year")) == ' ("a hand-edited file")'
     # No revision of a page goes back to 44 BC: the old page asked for is the text's own date only.
     assert reading_times(claim, MAY_2014, now=datetime(2026, 1, 1, tzinfo=UTC)) == ["2014-05-10"]
 

@@ -192,7 +192,9 @@ def batch(
     # The lock comes first, on a file nothing replaces: two runs starting at once cannot both
     # write the settings, or each lock a different copy of them.
     with exclusive(lock_path(out), out):
-        claim_output(out, {"input": source.settings(), **fingerprint(settings)})
+        # Rounded and full-precision lines are not mixed in one output (recorded only when asked for).
+        precision = {"full_precision": True} if full_precision else {}
+        claim_output(out, {"input": source.settings(), **fingerprint(settings), **precision})
         done = prepare_output(out, retry_failed=retry_failed)
         todo = sum(1 for doc_id in ids if doc_id not in done)
         written = 0  # lines this run added

@@ -102,7 +102,7 @@ def _unmet(condition: str, verdict: TextVerdict) -> str | None:
 
 
 def fail_on_flag(what: str, after: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """``--fail-on`` for ``what`` ("the text", "a text"), the reason said ``after`` what was written."""
+    """``--fail-on`` for ``what`` ("the text", "a re-scored text"); ``after`` says when the reason is given."""
     return click.option(
         "--fail-on",
         "fail_on",

@@ -320,8 +320,15 @@ NOT_TEXT = (
     (b"PK\x03\x04", "a ZIP archive (as a .docx, .odt or .epub is)"),
     (b"\xd0\xcf\x11\xe0", "an old Office document (.doc, .xls)"),
     (b"{\\rtf", "an RTF document"),
+    (b"\xff\xfe", "UTF-16 or UTF-32 text (convert it to UTF-8)"),
+    (b"\xfe\xff", "UTF-16 text (convert it to UTF-8)"),
+    (b"\x00\x00\xfe\xff", "UTF-32 text (convert it to UTF-8)"),
 )
-BINARY_PROBE = 8192  # bytes looked at for a NUL, which no text holds
+BINARY_PROBE = 8192  # bytes looked at
+# The share of them that are control bytes no text is made of (NUL and the like; not tab, newline, form feed):
+# above it, a binary file. A stray NUL in a text ends a paragraph instead (docs/extraction.md).
+BINARY_SHARE = 0.05
+_CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r\x0b\x0c\x1b")
 
 
 def not_text(data: bytes) -> str | None:
@@ -329,7 +336,9 @@ def not_text(data: bytes) -> str | None:
     for magic, kind in NOT_TEXT:
         if data.startswith(magic):
             return kind
-    return "a binary file" if b"\0" in data[:BINARY_PROBE] else None
+    probe = data[:BINARY_PROBE]
+    controls = len(probe) - len(probe.translate(None, _CONTROL_BYTES))
+    return "a binary file" if probe and controls / len(probe) > BINARY_SHARE else None
 
 
 def _decoded(data: bytes, name: str) -> str:

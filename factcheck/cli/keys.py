@@ -9,17 +9,15 @@ keys, the check goes on: the others are skipped, and the report says why once.
 from __future__ import annotations
 
 import asyncio
-import re
 
 import click
 
+from factcheck.agent import Agent
 from factcheck.config import WEB_KEYS
 from factcheck.pipeline import Checker
 
 KEYLESS_PROFILE = "wiki"
 EXIT_MISSING_KEYS = 2
-# How a missing key is worded where it is raised (factcheck.errors.MissingKeyError): "... (set SERPER_API_KEY)".
-_SET_VARIABLE = re.compile(r"^skipped: .*no API key.*\(set ([A-Za-z_][A-Za-z0-9_]*)\)$")
 
 
 class MissingKeysError(click.ClickException):
@@ -28,29 +26,31 @@ class MissingKeysError(click.ClickException):
     exit_code = EXIT_MISSING_KEYS
 
 
-async def _reasons(checker: Checker) -> dict[str, str | None]:
-    """Why each agent cannot run (None: it can), from its components' ``prepare()``, as a check finds it."""
-    reasons: dict[str, str | None] = {}
-    for agent in checker.agents:
-        reason = await checker.prepare_component(agent.source)
-        reasons[agent.name] = reason or await checker.prepare_component(agent.verifier)
-    return reasons
+async def _missing(checker: Checker) -> list[str | None]:
+    """The variable each agent of ``checker`` lacks (None: it can run, or is out for another reason), from
+    its components' ``prepare()`` as a check runs them, all at once."""
+
+    async def lacks(agent: Agent) -> str | None:
+        source, verifier = await asyncio.gather(
+            checker.prepare_component(agent.source), checker.prepare_component(agent.verifier)
+        )
+        if source is not None:
+            return checker.missing_key(agent.source)
+        return checker.missing_key(agent.verifier) if verifier is not None else None
+
+    return list(await asyncio.gather(*(lacks(agent) for agent in checker.agents)))
 
 
-def missing_variables(reasons: dict[str, str | None]) -> list[str] | None:
+def missing_variables(missing: list[str | None]) -> list[str] | None:
     """The variables to set when every agent is out for a missing key (in the agents' order); else None."""
-    variables: list[str] = []
-    for reason in reasons.values():
-        found = _SET_VARIABLE.match(reason or "")
-        if found is None:
-            return None
-        variables.append(found.group(1))
-    return list(dict.fromkeys(variables)) or None
+    if not missing or any(variable is None for variable in missing):
+        return None
+    return list(dict.fromkeys(v for v in missing if v is not None))
 
 
 def require_keys(checker: Checker) -> None:
     """Raise :class:`MissingKeysError` when every agent of ``checker`` lacks its API key."""
-    variables = missing_variables(asyncio.run(_reasons(checker)))
+    variables = missing_variables(asyncio.run(_missing(checker)))
     if variables is None:
         return
     alternatives = {

@@ -98,13 +98,14 @@ def score(
     with atomic_writer(out) as handle:
         for (number, record), verdict in zip(records, verdicts, strict=True):
             rescored = rescore(verdict, chosen_scorer, rule)
-            merged = keep_extra_fields(record, rescored.to_dict())
-            handle.write(json.dumps(merged if full_precision else rounded(merged), ensure_ascii=False) + "\n")
+            # Only what the scorer wrote is rounded: the fields kept from the input are the user's own.
+            merged = keep_extra_fields(record, rescored.to_dict() if full_precision else rounded(rescored.to_dict()))
+            handle.write(json.dumps(merged, ensure_ascii=False) + "\n")
             if (met := failure(rescored, fail_on)) is not None:
                 failed.append((*met, number))
     if failed:
         status, reason, number = min(failed, key=lambda f: f[0])  # error (3) before unverified (4) before false (5)
         which = [n for s, _, n in failed if s == status]
         where = f"{input_file}:{number}" + (f" and {len(which) - 1} more of {len(records)}" if len(which) > 1 else "")
-        click.echo(f"{reason} ({where}) (exit status {status})", err=True)
+        click.echo(f"{reason} ({where}; exit status {status})", err=True)
         sys.exit(status)

@@ -363,12 +363,14 @@ def _prediction(a: Analysis) -> str | None:
     if future:
         return f"a prediction or hypothetical ({future[0]!r})"
     # "The ministry expects the deficit to fall", "Growth is expected to slow", "Experts forecast a mild winter".
-    # Not "Models predict that using X has an impact": a finding stated in the present is reported, not foretold.
-    if root.lower_ in PREDICTING_VERBS and any(_foretells(c) for c in root.children):
+    # Not "Models predict that using X has an impact": a finding stated in the present is reported, not foretold;
+    # nor "Einstein predicted gravitational waves": a prediction made in the past is on the record.
+    past = is_past_or_perfect(root)
+    if root.lower_ in PREDICTING_VERBS and not past and any(_foretells(c) for c in root.children):
         return f"a prediction ({root.text!r})"
     # "Prices are set to rise", "The plant is due to close".
     for word in (root, *(c for c in root.children if c.dep_ == "acomp")):
-        if word.lower_ in LIKELY_WORDS and any(c.dep_ == "xcomp" for c in word.children):
+        if word.lower_ in LIKELY_WORDS and not past and any(c.dep_ == "xcomp" for c in word.children):
             return f"a prediction ({word.text!r} to)"
     # "he was going to" reports a past intention, not a prediction.
     going = root.lower_ == "going" and any(c.dep_ == "xcomp" for c in root.children)
@@ -473,7 +475,8 @@ FILTERS: dict[str, Filter] = {
         Filter("imperative", "instructions: a base-form verb with no subject leads the sentence", _imperative),
         Filter(
             "prediction",
-            "predictions and hypotheticals: will, would, could, might, going to, an if-clause",
+            "predictions and hypotheticals: will, would, could, might, going to, an if-clause; expects, predicts, "
+            "forecasts, is expected to, set to (not in the past: 'Einstein predicted gravitational waves')",
             _prediction,
         ),
         Filter("obligation", "what should be: should, must, ought to, need to, have to, want to", _obligation),

@@ -34,15 +34,11 @@ PLURAL_PRONOUNS = frozenset({"they"})
 POSSESSIVES = {"his": "he", "her": "she", "its": "it", "their": "they"}
 THING_ENTITIES = frozenset({"ORG", "GPE", "LOC", "FAC", "PRODUCT", "WORK_OF_ART", "EVENT", "LAW"})
 GROUP_ENTITIES = frozenset({"ORG", "NORP", "GPE"})
-# Nouns that name a kind of entity: "the company" can be the organisation named before.
-NOUN_KINDS = {
-    **dict.fromkeys(("company", "firm", "agency", "organisation", "organization", "group", "party"), "ORG"),
-    **dict.fromkeys(("university", "bank", "ministry", "department", "union", "court", "committee"), "ORG"),
-    **dict.fromkeys(("city", "country", "state", "nation", "town", "region", "province", "capital"), "GPE"),
-    **dict.fromkeys(("president", "minister", "senator", "governor", "author", "scientist", "actor"), "PERSON"),
-    **dict.fromkeys(("singer", "player", "leader", "mayor", "chancellor", "king", "queen", "writer"), "PERSON"),
-}
-PERSON_NOUNS = frozenset(noun for noun, kind in NOUN_KINDS.items() if kind == "PERSON")
+# Nouns that name a person: who reports "she voted" can be "the senator".
+PERSON_NOUNS = frozenset(
+    {"president", "minister", "senator", "governor", "author", "scientist", "actor", "singer", "player"}
+    | {"leader", "mayor", "chancellor", "king", "queen", "writer"}
+)
 DETERMINERS = frozenset({"the", "this", "that", "these", "those"})
 # Openers that point back: the pronouns above, their possessives, and demonstratives used alone.
 REFERRING_OPENERS = frozenset(
@@ -228,7 +224,7 @@ def _definite_reference(subject: Token) -> bool:
     return (
         len(children) == 1
         and children[0].dep_ == "det"
-        and children[0].lower_ in ("the", "this", "that", "these", "those")
+        and children[0].lower_ in DETERMINERS
         and children[0].i == subject.i - 1
     )
 
@@ -261,6 +257,24 @@ def _speaker_matches(speaker: Span, pronoun: str | None) -> bool:
     return False
 
 
+# Verbs whose "it" stands for nothing: "it rained", "it takes ten years", "it seems that ...".
+IMPERSONAL = frozenset(
+    {"rain", "rains", "rained", "raining", "snow", "snows", "snowed", "snowing", "hail", "hailed", "pour", "poured"}
+    | {"take", "takes", "took", "taking", "seem", "seems", "seemed", "appear", "appears", "appeared"}
+    | {"happen", "happens", "happened", "matter", "matters", "mattered"}
+)
+
+
+def _impersonal(subject: Token, reported: bool) -> bool:
+    """Whether ``subject`` is an "it" that stands for nothing: of a weather verb or one of time or seeming;
+    in a reported clause also of a copula ("The ministry said it was raining", "NASA said it has been 50
+    years"): there the reporter would be a guess."""
+    verb = subject.head
+    if verb.lower_ in IMPERSONAL:
+        return True
+    return reported and (verb.pos_ == "AUX" or verb.lower_ in ("been", "be"))
+
+
 def resolve(content: Span, previous: list[Span], speaker: Span | None = None) -> Resolution | None:
     """``content`` with the pronoun or bare definite subject it starts with replaced by its antecedent
     from ``previous`` (earlier sentences, nearest last), or None when there is none to replace or find.
@@ -288,6 +302,8 @@ def resolve(content: Span, previous: list[Span], speaker: Span | None = None) ->
             replaced = content.doc[subject.i - 1 : subject.i + 1]
         else:
             return None
+    if pronoun in THING_PRONOUNS and not possessive and _impersonal(subject, speaker is not None):
+        return None
     if speaker is not None and not possessive and _speaker_matches(speaker, pronoun):
         return _rewrite(content, replaced, speaker.text, possessive, target)
     name = antecedent(subject, pronoun, previous)

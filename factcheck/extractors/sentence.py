@@ -230,11 +230,15 @@ def paragraph_pieces(sent: Span) -> Iterator[Span]:
 _PICTOGRAPH_PARTS = frozenset("\u200d\u20e3\ufe0e\ufe0f")
 
 
+_WORD_SIGNS = frozenset("°©®™℗℠№℃℉†‡¶§")  # category So or nearby, yet part of what a sentence says
+
+
 def _pictograph(character: str) -> bool:
-    """Whether ``character`` is (part of) an emoji or another pictograph: a symbol of category So."""
+    """Whether ``character`` is (part of) an emoji or another pictograph: a symbol of category So, but not
+    the signs a claim's words use ("56.7°", "Windows®", "© 2020", "№ 5")."""
     code = ord(character)
     return (
-        unicodedata.category(character) == "So"
+        (unicodedata.category(character) == "So" and character not in _WORD_SIGNS)
         or character in _PICTOGRAPH_PARTS
         or 0x1F3FB <= code <= 0x1F3FF  # skin tones
         or 0xE0020 <= code <= 0xE007F  # tags (flags of regions)

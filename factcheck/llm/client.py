@@ -122,7 +122,7 @@ class LLMSettings:
         """The key from the environment. A local server needs none; OpenAI itself does."""
         key = os.environ.get(self.api_key_env, "")
         if not key and self.base_url.rstrip("/") == OPENAI_URL:
-            raise MissingKeyError(f"no API key for {self.base_url} (set {self.api_key_env})")
+            raise MissingKeyError(f"no API key for {self.base_url} (set {self.api_key_env})", self.api_key_env)
         return key or "not-needed"
 
     def cost(self, model: str, prompt_tokens: int, completion_tokens: int) -> float:
@@ -277,7 +277,8 @@ def _status_error(settings: LLMSettings, exc: Any) -> LLMError:
     text = f"LLM at {settings.base_url} (model {settings.model}): HTTP {exc.status_code}"
     text += f": {message}" if message else ""
     text += f" [request {request_id}]" if request_id else ""
-    text += f" (check {settings.api_key_env})" if key_refused else ""
+    # Only a 401 says the key is wrong; a 403 may refuse a region or a model to a good key.
+    text += f" (check {settings.api_key_env})" if exc.status_code == 401 else ""
     lasting = exc.status_code in REFUSED_STATUSES or getattr(exc, "code", None) in {
         "model_not_found",
         "invalid_api_key",

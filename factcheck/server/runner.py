@@ -334,20 +334,20 @@ def check_port(host: str, port: int) -> None:
     except socket.gaierror as exc:
         raise ConfigError(f"cannot listen on {host}: {exc.strerror}; choose another with --host") from None
     for family, kind, proto, _, address in addresses:
-        with socket.socket(family, kind, proto) as sock:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            if family == socket.AF_INET6:  # as asyncio binds it: the IPv4 address is bound on its own
-                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-            try:
+        try:
+            with socket.socket(family, kind, proto) as sock:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                if family == socket.AF_INET6:  # as asyncio binds it: the IPv4 address is bound on its own
+                    sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
                 sock.bind(address)
-            except OSError as exc:
-                if exc.errno == errno.EADDRINUSE:
-                    raise ConfigError(f"port {port} on {host} is in use; choose another with --port") from None
-                if exc.errno == errno.EACCES:
-                    raise ConfigError(
-                        f"port {port} on {host} needs more privileges (ports below 1024 do); choose another with --port"
-                    ) from None
-                raise ConfigError(f"cannot listen on {host} port {port}: {exc.strerror or exc}") from None
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise ConfigError(f"port {port} on {host} is in use; choose another with --port") from None
+            if exc.errno == errno.EACCES:
+                raise ConfigError(
+                    f"port {port} on {host} needs more privileges (ports below 1024 do); choose another with --port"
+                ) from None
+            raise ConfigError(f"cannot listen on {host} port {port}: {exc.strerror or exc}") from None
 
 
 def serve(app: FastAPI, host: str, port: int, **options: Any) -> None:

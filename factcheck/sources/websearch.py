@@ -328,7 +328,7 @@ class WebSearchSource(Source):
         """The key from the environment; MissingKeyError naming the variable if it is unset."""
         key = os.environ.get(self.api_key_env, "").strip()
         if not key:
-            raise MissingKeyError(f"{self.name}: no API key (set {self.api_key_env})")
+            raise MissingKeyError(f"{self.name}: no API key (set {self.api_key_env})", self.api_key_env)
         return key
 
     async def prepare(self) -> None:
