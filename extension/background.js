@@ -207,14 +207,23 @@ function showBadge(tabId, state) {
     title = `factcheck: error: ${state.error}`;
   } else {
     const label = textLabel(state.verdict).label; // composed from the claims: never T for false claims
-    text = BADGES[label] ?? "";
+    const caution = cautionOf(state.verdict);
+    // A caution (the evidence may not fit the page) marks the label with an asterisk, as a footnote does:
+    // "T*", never "T!" (a red "!" is an error); the tooltip gives the footnote.
+    text = BADGES[label] ? `${BADGES[label]}${caution ? "*" : ""}` : "";
     color = BADGE_COLORS[label] ?? BADGE_COLORS.UNVERIFIED;
-    title = `factcheck: ${label}`;
+    title = `factcheck: ${label}${caution ? `\n* ${caution}` : ""}`;
   }
   // The tab may be gone by the time a check ends.
   ext.action.setBadgeText({ tabId, text }).catch(() => {});
   ext.action.setBadgeBackgroundColor({ tabId, color }).catch(() => {});
   ext.action.setTitle({ tabId, title }).catch(() => {});
+}
+
+/** The server's caution about a verdict (its judged_by.caution: the evidence may not fit the page), or null. */
+function cautionOf(verdict) {
+  const caution = verdict?.judged_by?.caution;
+  return typeof caution === "string" && caution.trim() ? caution.trim() : null;
 }
 
 /** What a lost connection means for a check, in words: how far it got, and what is kept. */
@@ -278,7 +287,9 @@ async function runCheck({ checkId, kind, text, url, title, tabId, frameId = 0, o
         state.verdict = data;
         state.claims = data.claims;
         state.status = "done";
-        highlight(data.claims);
+        // Each mark's tooltip carries the caution too: a reader who only hovers sees it.
+        const caution = cautionOf(data);
+        highlight(caution ? data.claims.map((claim) => ({ ...claim, caution })) : data.claims);
       } else if (name === "error") {
         state.status = "error";
         state.error = data.error;

@@ -106,3 +106,42 @@ def test_the_popup_button_says_it_cannot_read_a_selection_in_another_site_s_fram
     answer = ext.check_selection(tab)
     assert (answer["text"], answer.get("frameId"), answer.get("error")) == ("Top text is older.", 0, None)
     assert ext.wait_state(tab, check_id=answer["checkId"])["status"] == "done"
+
+
+TOOLTIPS = """return [...document.querySelectorAll('mark.factcheck-claim')]
+    .filter((mark) => mark.dataset.check === arguments[0]).map((mark) => mark.title)"""
+
+
+def test_the_caution_reaches_each_mark_s_tooltip_and_the_badge(ext: Extension, fake: FakeServer, sites: str) -> None:
+    """Issue 41 item 6: a reader who only hovers sees that the evidence may not fit the page."""
+    ext.use(fake.url)
+    judged_by = {"profile": "offline", "agents": [], "caution": CAUTION}
+    handle, tab = ext.open(f"{sites}/caution.html")
+    fake.verdict_extra = {"judged_by": judged_by}
+    try:
+        ext.select(handle, "text")
+        answer = ext.check_selection(tab)
+        state = ext.wait_state(tab, check_id=answer["checkId"])
+    finally:
+        fake.verdict_extra = {}
+    assert state["status"] == "done", state["error"]
+    settled_marks(ext.browser, handle, state)
+    titles = wait_until(
+        lambda: ext.browser.execute_script(TOOLTIPS, answer["checkId"]),
+        lambda found: len(found) == 2 and all(CAUTION in title for title in found),
+        "the caution in each mark's tooltip",
+    )
+    assert titles[0] == f"factcheck: TRUE 0.90: Alpha is first.\n⚠ {CAUTION}"
+    # The badge: the label with an asterisk, its tooltip the footnote; the colour stays the label's.
+    assert ext.wait_badge(tab, "T*") == "T*"
+    title = ext.call("return await chrome.action.getTitle({tabId: args[0]});", tab)
+    assert title == f"factcheck: TRUE\n* {CAUTION}"
+
+    # Without a caution: the plain label, and tooltips without one.
+    ext.select(handle, "text")
+    answer = ext.check_selection(tab)
+    state = ext.wait_state(tab, check_id=answer["checkId"])
+    settled_marks(ext.browser, handle, state)
+    assert ext.wait_badge(tab, "T") == "T"
+    assert ext.call("return await chrome.action.getTitle({tabId: args[0]});", tab) == "factcheck: TRUE"
+    assert not any("⚠" in title for title in ext.browser.execute_script(TOOLTIPS, answer["checkId"]))
