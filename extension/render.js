@@ -303,29 +303,45 @@ function notesOf(holder) {
   return found;
 }
 
-/** Every note the server sent (the events', the verdict's and its usage's, each claim's), each once. */
+/**
+ * Every note the server sent (the events', the verdict's and its usage's, each claim's), each once:
+ * [claim text or null, note], a claim's note under the start of its claim.
+ */
 function collectNotes(state) {
-  const lines = [];
-  const add = (note, prefix = "") => {
+  const lines = new Map();
+  const add = (note, claim = null) => {
     const line = noteText(note).trim();
-    if (line) lines.push(prefix + line);
+    if (line) lines.set(`${claim ?? ""}\u0000${line}`, [claim, line]);
   };
   for (const note of state?.notes ?? []) add(note);
   for (const note of notesOf(state?.verdict)) add(note);
   for (const claim of state?.claims ?? []) {
-    for (const note of notesOf(claim)) add(note, `${clip(String(claim.text ?? claim.id), 60)}: `);
+    for (const note of notesOf(claim)) add(note, clip(String(claim.text ?? claim.id), 60));
   }
-  return [...new Set(lines)];
+  return [...lines.values()];
 }
 
-/** Which page or text a result belongs to, and the start of the text checked. */
+/** A note as a list item: the claim's text and the note, each a run of its own direction. */
+function noteItem([claim, note]) {
+  const item = element("li");
+  item.dir = "auto";
+  if (claim !== null) item.append(element("bdi", "run", claim), ": ");
+  item.append(element("bdi", "run", note));
+  return item;
+}
+
+/**
+ * Which page or text a result belongs to, and the start of the text checked: two lists of runs, our words
+ * as strings and each untrusted run (a title, a host, the text) as an element of its own direction, so an
+ * Arabic title neither reorders the host after it nor is reordered by our words.
+ */
 function describe(state) {
-  const excerpt = `“${clip(String(state.text ?? "").replace(/\s+/g, " ").trim(), 90)}”`;
-  if (state.kind === "text") return ["Pasted text", excerpt];
-  let where = state.frameId ? "Selection in a frame" : "Selection";
-  if (state.title) where += ` on “${clip(state.title, 60)}”`;
+  const excerpt = ["“", element("bdi", "run", clip(String(state.text ?? "").replace(/\s+/g, " ").trim(), 90)), "”"];
+  if (state.kind === "text") return [["Pasted text"], excerpt];
+  const where = [state.frameId ? "Selection in a frame" : "Selection"];
+  if (state.title) where.push(" on “", element("bdi", "run", clip(plain(state.title), 60)), "”");
   try {
-    if (state.url) where += ` (${new URL(state.url).host || state.url})`;
+    if (state.url) where.push(" (", element("bdi", "run", new URL(state.url).host || state.url), ")");
   } catch (_) {
     // not a URL: the title says enough
   }
@@ -417,7 +433,7 @@ function renderState(state, nodes) {
   nodes.status.dataset.state = state?.status ?? "idle";
   const notes = collectNotes(state);
   nodes.notes.hidden = notes.length === 0;
-  nodes.notesList.replaceChildren(...notes.map((note) => element("li", null, note)));
+  nodes.notesList.replaceChildren(...notes.map(noteItem));
   nodes.context.hidden = !state;
   // After an error, the same text can be checked again (a server back up, a key fixed).
   nodes.retry.hidden = !(state?.status === "error" && String(state.text ?? "").trim());
@@ -427,7 +443,12 @@ function renderState(state, nodes) {
     return;
   }
   const [where, excerpt] = describe(state);
-  nodes.context.replaceChildren(element("span", "where", where), element("span", "excerpt", excerpt));
+  const line = (className, runs) => {
+    const node = element("span", className);
+    node.append(...runs);
+    return node;
+  };
+  nodes.context.replaceChildren(line("where", where), line("excerpt", excerpt));
   if (state.status === "error") nodes.status.textContent = `Error: ${plain(state.error)}`;
   else if (state.status === "checking") {
     const done = state.claims.filter((claim) => !claim.pending).length;

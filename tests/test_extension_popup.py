@@ -145,3 +145,87 @@ def test_the_caution_reaches_each_mark_s_tooltip_and_the_badge(ext: Extension, f
     assert ext.wait_badge(tab, "T") == "T"
     assert ext.call("return await chrome.action.getTitle({tabId: args[0]});", tab) == "factcheck: TRUE"
     assert not any("⚠" in title for title in ext.browser.execute_script(TOOLTIPS, answer["checkId"]))
+
+
+# A popup's worst case: tall (the legend open, many claims), a 3,000-character word, Arabic runs, an error.
+ARABIC_TITLE = "الصحة العامة ٢٠٢٤"
+ARABIC_TEXT = "اللقاحات آمنة وفعالة للأطفال."
+LONG_WORD = "x" * 3000
+LAYOUT = """
+const root = document.documentElement;
+const chips = [...document.querySelectorAll('.label, .score, .strength')]
+  .filter((chip) => chip.getClientRects().length);
+return {
+  scrollbar: innerWidth - root.clientWidth,
+  scrollWidth: root.scrollWidth,
+  clientWidth: root.clientWidth,
+  tall: root.scrollHeight > innerHeight,
+  chips: chips.length,
+  clipped: chips.filter((chip) => chip.getBoundingClientRect().right > root.clientWidth + 0.5
+    || chip.getBoundingClientRect().left < 0).map((chip) => chip.textContent),
+  runs: [...document.querySelectorAll('#context [dir=auto]')].map((run) => run.textContent),
+  isolated: [...document.querySelectorAll('#context [dir=auto]')].every(
+    (run) => getComputedStyle(run).unicodeBidi === 'isolate'),
+};
+"""
+
+
+def _claim(number: int, text: str, label: str, score: float | None) -> dict[str, Any]:
+    strength = None if score is None else "weak" if abs(2 * score - 1) < 0.5 else "strong"
+    judgment = {"agent": "corpus", "factuality": None if score is None else score > 0.5, "confidence": 0.5}
+    judgment |= {"rationale": "scripted", "evidence": [], "error": None}
+    return {"id": f"c{number}", "text": text, "span": None, "label": label, "score": score, "strength": strength,
+            "judgments": [judgment]}  # fmt: skip
+
+
+def _layout(ext: Extension, tab: int, width: int, height: int, screenshot: Path | None = None) -> dict[str, Any]:
+    """The popup of a tab laid out in a window of a popup's size: what overflows, what is cut."""
+    ext.popup(tab)
+    ext.browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+    )
+    try:
+        if screenshot is not None:
+            ext.browser.save_screenshot(str(screenshot))
+        return dict(ext.browser.execute_script(LAYOUT))
+    finally:
+        ext.browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def test_the_popup_fits_a_popup_window_wraps_long_words_and_isolates_each_untrusted_run(
+    ext: Extension, artifacts: Path
+) -> None:
+    """Issue 41 item 12: no horizontal scrollbar and no chip cut at a popup's size, errors included; each
+    untrusted run of the context line reads in its own direction."""
+    claims = [_claim(1, f"The word {LONG_WORD} is long.", "TRUE", 0.9), _claim(2, ARABIC_TEXT, "FALSE", 0.4)]
+    claims += [_claim(n, f"Claim {n} is one of many.", "TRUE" if n % 2 else "FALSE", 0.6 if n % 3 else 0.95)
+               for n in range(3, 23)]  # fmt: skip
+    verdict = {"label": "PARTLY TRUE", "labels": "compose", "score": 0.6, "claims": claims, "notes": [LONG_WORD]}
+    done = {"status": "done", "kind": "selection", "text": ARABIC_TEXT, "title": ARABIC_TITLE, "frameId": 0}
+    done |= {"url": "http://127.0.0.1:8000/ar", "claims": claims, "verdict": verdict, "error": None, "notes": []}
+    error = {**done, "status": "error", "verdict": None, "claims": claims[:1]}
+    error["error"] = f"the server answered 413: text too long {LONG_WORD}"
+    ext.call("await chrome.storage.local.set({legendClosed: false});")  # the default: the legend open
+    ext.call(
+        "await chrome.storage.session.set({'check:tab:999990': args[0], 'check:tab:999991': args[1]});",
+        done,
+        error,
+    )
+
+    for tab in (999990, 999991):
+        # 444 wide: the popup's own width; 600 high: Chrome's limit, so it scrolls down.
+        for width in (444, 400):
+            found = _layout(ext, tab, width, 600)
+            assert found["tall"] and found["chips"] >= 3, found
+            assert found["scrollWidth"] <= found["clientWidth"], (tab, width, found)
+            assert found["clipped"] == [], (tab, width, found)
+    # The context line: our words, and each untrusted run (title, host, text) in an element of its own
+    # direction, isolated, so the Arabic title does not reorder the host after it.
+    found = _layout(ext, 999990, 444, 600, artifacts / "extension-popup-layout.png")
+    assert found["runs"] == [ARABIC_TITLE, "127.0.0.1:8000", ARABIC_TEXT] and found["isolated"], found
+    assert popup_view(ext.browser)["context"] == f"Selection on “{ARABIC_TITLE}” (127.0.0.1:8000)“{ARABIC_TEXT}”"
+    host_after_title = """
+        const [title, host] = document.querySelectorAll('#context .where [dir=auto]');
+        return host.getBoundingClientRect().left >= title.getBoundingClientRect().right - 0.5;"""
+    assert ext.browser.execute_script(host_after_title)
