@@ -348,6 +348,24 @@ function describe(state) {
   return [where, excerpt];
 }
 
+// An agent's error when it cannot read the text's language (factcheck.language.refusal):
+// "the text is German (de); the nli verifier reads English only".
+const LANGUAGE_REFUSAL = /^the text is (.+?)(?: \([\w-]+\))?; the (.+?) reads (.+)$/;
+
+/**
+ * Why a text is UNVERIFIED when its agents cannot read its language, from their judgments' errors: "German
+ * text: no agent here reads German (the nli verifier reads English only)". Null when no agent said so.
+ */
+function unreadLanguage(verdict) {
+  const judgments = (verdict?.claims ?? []).flatMap((claim) => (Array.isArray(claim?.judgments) ? claim.judgments : []));
+  const refusals = judgments.map((judgment) => LANGUAGE_REFUSAL.exec(plain(judgment?.error ?? ""))).filter(Boolean);
+  if (!refusals.length) return null;
+  const language = refusals[0][1];
+  const readers = [...new Set(refusals.map(([, , component, reads]) => `the ${component} reads ${reads}`))].join("; ");
+  if (refusals.length === judgments.length) return `${language} text: no agent here reads ${language} (${readers}).`;
+  return `${language} text: some agents here do not read ${language} (${readers}) and abstained.`;
+}
+
 // The compose rule in words (composeLabel in api.js), for the legend.
 const COMPOSE_RULE =
   "TRUE when every verified claim is TRUE, FALSE when every one is FALSE and one is strong (weak ones alone: UNVERIFIED), " +
@@ -422,6 +440,13 @@ function renderState(state, nodes) {
     (skipped ? `, ${plural(skipped, "sentence")} skipped` : "");
   const decided = claims.length || skipped ? ` ${counts}.` : "";
   nodes.composition.textContent = compositionText(shown) + (verdict ? decided : "");
+  // The same words as the CLI's header, under the label: what it stands on.
+  nodes.decided.hidden = !(verdict && decided);
+  nodes.decided.textContent = verdict && decided ? counts : "";
+  // A text in a language its agents do not read: the reason for its UNVERIFIED, beside it.
+  const unread = verdict ? unreadLanguage(verdict) : null;
+  nodes.unread.hidden = !unread;
+  nodes.unread.textContent = unread ?? "";
   const judged = judgedByText(verdict?.judged_by);
   nodes.judged.hidden = !judged;
   nodes.judged.textContent = judged ? plain(judged) : "";

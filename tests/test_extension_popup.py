@@ -229,3 +229,43 @@ def test_the_popup_fits_a_popup_window_wraps_long_words_and_isolates_each_untrus
         const [title, host] = document.querySelectorAll('#context .where [dir=auto]');
         return host.getBoundingClientRect().left >= title.getBoundingClientRect().right - 0.5;"""
     assert ext.browser.execute_script(host_after_title)
+
+
+# An element's text while it is shown, else null.
+SHOWN = "(id) => document.getElementById(id)?.hidden === false ? document.getElementById(id).textContent : null"
+
+
+def test_the_header_says_how_many_claims_were_verified_and_why_a_text_in_another_language_is_unverified(
+    ext: Extension, fake: FakeServer, server: str, sites: str
+) -> None:
+    """Issue 41 item 14: "k of n claims verified" under the label, and the reason a German text is UNVERIFIED."""
+    ext.use(fake.url)
+    handle, tab = ext.open(f"{sites}/caution.html?decided")
+    fake.verdict_extra = {"skipped": [{"text": "Is it?", "reason": "a question"}]}
+    try:
+        ext.select(handle, "text")
+        ext.wait_state(tab, check_id=ext.check_selection(tab)["checkId"])
+    finally:
+        fake.verdict_extra = {}
+    ext.popup(tab)
+    header = ext.browser.execute_script(f"const shown = {SHOWN};return [shown('decided'), shown('unread')];")
+    assert header == ["2 of 2 claims verified, 1 sentence skipped", None]
+
+    # The real server (its agents' lexical verifier reads English only) on a German page.
+    ext.use(server)
+    handle, tab = ext.open(f"{sites}/german.html")
+    ext.select(handle, "text")
+    state = ext.wait_state(tab, check_id=ext.check_selection(tab)["checkId"])
+    assert state["status"] == "done", state["error"]
+    view = ext.popup(tab)
+    header = ext.browser.execute_script(
+        f"const shown = {SHOWN};"
+        "return [shown('decided'), shown('unread'), document.getElementById('unread').getBoundingClientRect().top"
+        " < document.getElementById('claims').getBoundingClientRect().top];"
+    )
+    assert view["label"] == "UNVERIFIED"
+    assert header == [
+        "0 of 2 claims verified",
+        "German text: no agent here reads German (the lexical verifier reads English only).",
+        True,  # above the claims, beside the label
+    ]
