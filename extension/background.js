@@ -13,6 +13,8 @@ const BADGE_COLORS = {
   checking: "#1971c2",
   error: "#c92a2a",
 };
+// The popup's button when the focus is in an iframe of a site the extension may not read.
+const UNREADABLE_FRAME = "cannot read the selection in this frame (a page from another site)";
 const newest = new Map(); // state key -> id of the newest check started there: only it updates the popup and badge
 const running = new Map(); // state key -> Set of {checkId, controller, text, frameId, onPage}: requests to cancel
 
@@ -126,19 +128,40 @@ function loadHighlightCss() {
  * The frame of a tab whose selection the popup's button should check: the one frame with a non-empty
  * selection, else, of several, one whose focus is not in a child frame (the page keeps an old selection
  * when the reader selects in an iframe, but its focus moves there). 0, the page itself, when none is found.
+ * Null when the focus is in a frame the extension cannot read (a page from another site, without host
+ * access): its selection is out of reach, and an older one elsewhere is not what the reader means.
  */
 async function selectedFrame(tabId) {
   let found;
   try {
     found = await ext.scripting.executeScript({
       target: { tabId, allFrames: true },
-      func: () => ({
-        selected: Boolean(getSelection()?.toString().trim()),
-        focusInChild: document.activeElement instanceof HTMLIFrameElement || document.activeElement instanceof HTMLFrameElement,
-      }),
+      func: () => {
+        // Where this frame is, as the indices of its windows from the top (readable across sites), and
+        // which of its child frames holds its focus, if one does.
+        const path = [];
+        for (let w = window; w.parent !== w; w = w.parent) {
+          let index = 0;
+          while (index < w.parent.length && w.parent[index] !== w) index++;
+          path.unshift(index);
+        }
+        const active = document.activeElement;
+        let child = null;
+        if (active instanceof HTMLIFrameElement || active instanceof HTMLFrameElement) {
+          for (let index = 0; index < window.length; index++) if (window[index] === active.contentWindow) child = index;
+        }
+        return { selected: Boolean(getSelection()?.toString().trim()), focusInChild: child !== null, child, path: path.join("/") };
+      },
     });
   } catch (_) {
     return 0;
+  }
+  // Follow the focus down from the page: a frame it enters that answered no script cannot be read.
+  const byPath = new Map(found.map((frame) => [frame.result?.path, frame]));
+  for (let frame = byPath.get(""); Number.isInteger(frame?.result?.child); ) {
+    const path = frame.result.path ? `${frame.result.path}/${frame.result.child}` : String(frame.result.child);
+    frame = byPath.get(path);
+    if (!frame) return null;
   }
   const selected = found.filter((frame) => frame.result?.selected);
   return (selected.find((frame) => !frame.result.focusInChild) ?? selected[0])?.frameId ?? 0;
@@ -161,6 +184,11 @@ async function checkSelection(tab, menuText, frameId) {
   let frame = frameId ?? 0;
   try {
     if (frameId === null) frame = await selectedFrame(tab.id);
+    if (frame === null) {
+      const { url = null, title = null } = tab;
+      runCheck({ checkId, kind: "selection", text: "", url, title, tabId: tab.id, onPage: false, refused: UNREADABLE_FRAME });
+      return { checkId, text: "", frameId: null, error: UNREADABLE_FRAME };
+    }
     const target = { tabId: tab.id, frameIds: [frame] };
     await ext.scripting.executeScript({ target, files: ["content.js"] });
     await ext.scripting.insertCSS({ target, files: ["highlight.css"] }).catch(() => {});
@@ -213,14 +241,23 @@ function showBadge(tabId, state) {
     title = `factcheck: error: ${state.error}`;
   } else {
     const label = textLabel(state.verdict).label; // composed from the claims: never T for false claims
-    text = BADGES[label] ?? "";
+    const caution = cautionOf(state.verdict);
+    // A caution (the evidence may not fit the page) marks the label with an asterisk, as a footnote does:
+    // "T*", never "T!" (a red "!" is an error); the tooltip gives the footnote.
+    text = BADGES[label] ? `${BADGES[label]}${caution ? "*" : ""}` : "";
     color = BADGE_COLORS[label] ?? BADGE_COLORS.UNVERIFIED;
-    title = `factcheck: ${label}`;
+    title = `factcheck: ${label}${caution ? `\n* ${caution}` : ""}`;
   }
   // The tab may be gone by the time a check ends.
   ext.action.setBadgeText({ tabId, text }).catch(() => {});
   ext.action.setBadgeBackgroundColor({ tabId, color }).catch(() => {});
   ext.action.setTitle({ tabId, title }).catch(() => {});
+}
+
+/** The server's caution about a verdict (its judged_by.caution: the evidence may not fit the page), or null. */
+function cautionOf(verdict) {
+  const caution = verdict?.judged_by?.caution;
+  return typeof caution === "string" && caution.trim() ? caution.trim() : null;
 }
 
 /** What a lost connection means for a check, in words: how far it got, and what is kept. */
@@ -283,7 +320,7 @@ function mergedClaim(claim, original, segment) {
  * Run one check request for a tab, keeping the tab's state as its events come. With `previous` (a result
  * whose claims were not all checked), only those claims are sent, and their verdicts merged into it.
  */
-async function runCheck({ checkId, kind, text, url, title, tabId, frameId = 0, onPage }, previous = null) {
+async function runCheck({ checkId, kind, text, url, title, tabId, frameId = 0, onPage, refused = null }, previous = null) {
   const key = stateKey(tabId);
   newest.set(key, checkId);
   const controller = new AbortController();
@@ -322,7 +359,7 @@ async function runCheck({ checkId, kind, text, url, title, tabId, frameId = 0, o
   await publish();
   if (!text || !text.trim()) {
     state.status = "error";
-    state.error = "nothing selected: select some text on the page first";
+    state.error = refused ?? "nothing selected: select some text on the page first";
     await publish();
     return;
   }
@@ -396,7 +433,11 @@ async function runCheck({ checkId, kind, text, url, title, tabId, frameId = 0, o
         state.claims = data.claims.map(keptClaim);
         state.verdict = { ...data, claims: state.claims };
         state.status = "done";
-        highlight(state.claims.filter((claim) => !claim.unchecked)); // a claim not reached is not marked as a verdict
+        // A claim not reached is not marked as a verdict; each mark's tooltip carries the caution too: a reader
+        // who only hovers sees it.
+        const caution = cautionOf(data);
+        const reached = state.claims.filter((claim) => !claim.unchecked);
+        highlight(caution ? reached.map((claim) => ({ ...claim, caution })) : reached);
       } else if (name === "error") {
         state.status = "error";
         state.error = data.error;

@@ -446,7 +446,9 @@
     mark.dataset.label = claim.pending ? "" : claim.label;
     const score = typeof claim.score === "number" ? ` ${claim.score.toFixed(2)}${isWeak(claim) ? ", weak" : ""}` : "";
     const text = String(claim.text ?? "").replace(BIDI_CONTROLS, "");
-    mark.title = claim.pending ? `factcheck: checking… ${text}` : `factcheck: ${claim.label}${score}: ${text}`;
+    // The server's caution (the evidence may not fit this page), which background.js lays on each claim.
+    const caution = claim.caution ? `\n⚠ ${String(claim.caution).replace(BIDI_CONTROLS, "")}` : "";
+    mark.title = claim.pending ? `factcheck: checking… ${text}` : `factcheck: ${claim.label}${score}: ${text}${caution}`;
   }
 
   /**

@@ -14,6 +14,8 @@ const nodes = {
   caution: document.getElementById("caution"),
   judged: document.getElementById("judged"),
   composition: document.getElementById("composition"),
+  decided: document.getElementById("decided"),
+  unread: document.getElementById("unread"),
   retry: document.getElementById("retry"),
 };
 const legend = document.getElementById("legend");

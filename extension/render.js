@@ -303,33 +303,67 @@ function notesOf(holder) {
   return found;
 }
 
-/** Every note the server sent (the events', the verdict's and its usage's, each claim's), each once. */
+/**
+ * Every note the server sent (the events', the verdict's and its usage's, each claim's), each once:
+ * [claim text or null, note], a claim's note under the start of its claim.
+ */
 function collectNotes(state) {
-  const lines = [];
-  const add = (note, prefix = "") => {
+  const lines = new Map();
+  const add = (note, claim = null) => {
     const line = noteText(note).trim();
-    if (line) lines.push(prefix + line);
+    if (line) lines.set(`${claim ?? ""}\u0000${line}`, [claim, line]);
   };
   for (const note of state?.notes ?? []) add(note);
   for (const note of notesOf(state?.verdict)) add(note);
   for (const claim of state?.claims ?? []) {
-    for (const note of notesOf(claim)) add(note, `${clip(String(claim.text ?? claim.id), 60)}: `);
+    for (const note of notesOf(claim)) add(note, clip(String(claim.text ?? claim.id), 60));
   }
-  return [...new Set(lines)];
+  return [...lines.values()];
 }
 
-/** Which page or text a result belongs to, and the start of the text checked. */
+/** A note as a list item: the claim's text and the note, each a run of its own direction. */
+function noteItem([claim, note]) {
+  const item = element("li");
+  item.dir = "auto";
+  if (claim !== null) item.append(element("bdi", "run", claim), ": ");
+  item.append(element("bdi", "run", note));
+  return item;
+}
+
+/**
+ * Which page or text a result belongs to, and the start of the text checked: two lists of runs, our words
+ * as strings and each untrusted run (a title, a host, the text) as an element of its own direction, so an
+ * Arabic title neither reorders the host after it nor is reordered by our words.
+ */
 function describe(state) {
-  const excerpt = `“${clip(String(state.text ?? "").replace(/\s+/g, " ").trim(), 90)}”`;
-  if (state.kind === "text") return ["Pasted text", excerpt];
-  let where = state.frameId ? "Selection in a frame" : "Selection";
-  if (state.title) where += ` on “${clip(state.title, 60)}”`;
+  const excerpt = ["“", element("bdi", "run", clip(String(state.text ?? "").replace(/\s+/g, " ").trim(), 90)), "”"];
+  if (state.kind === "text") return [["Pasted text"], excerpt];
+  const where = [state.frameId ? "Selection in a frame" : "Selection"];
+  if (state.title) where.push(" on “", element("bdi", "run", clip(plain(state.title), 60)), "”");
   try {
-    if (state.url) where += ` (${new URL(state.url).host || state.url})`;
+    if (state.url) where.push(" (", element("bdi", "run", new URL(state.url).host || state.url), ")");
   } catch (_) {
     // not a URL: the title says enough
   }
   return [where, excerpt];
+}
+
+// An agent's error when it cannot read the text's language (factcheck.language.refusal):
+// "the text is German (de); the nli verifier reads English only".
+const LANGUAGE_REFUSAL = /^the text is (.+?)(?: \([\w-]+\))?; the (.+?) reads (.+)$/;
+
+/**
+ * Why a text is UNVERIFIED when its agents cannot read its language, from their judgments' errors: "German
+ * text: no agent here reads German (the nli verifier reads English only)". Null when no agent said so.
+ */
+function unreadLanguage(verdict) {
+  const judgments = (verdict?.claims ?? []).flatMap((claim) => (Array.isArray(claim?.judgments) ? claim.judgments : []));
+  const refusals = judgments.map((judgment) => LANGUAGE_REFUSAL.exec(plain(judgment?.error ?? ""))).filter(Boolean);
+  if (!refusals.length) return null;
+  const language = refusals[0][1];
+  const readers = [...new Set(refusals.map(([, , component, reads]) => `the ${component} reads ${reads}`))].join("; ");
+  if (refusals.length === judgments.length) return `${language} text: no agent here reads ${language} (${readers}).`;
+  return `${language} text: some agents here do not read ${language} (${readers}) and abstained.`;
 }
 
 // The compose rule in words (composeLabel in api.js), for the legend.
@@ -438,6 +472,13 @@ function renderState(state, nodes) {
     (skipped ? `, ${plural(skipped, "sentence")} skipped` : "");
   const decided = claims.length || skipped ? ` ${counts}.` : "";
   nodes.composition.textContent = compositionText(shown) + (verdict ? decided : "");
+  // The same words as the CLI's header, under the label: what it stands on.
+  nodes.decided.hidden = !(verdict && decided);
+  nodes.decided.textContent = verdict && decided ? counts : "";
+  // A text in a language its agents do not read: the reason for its UNVERIFIED, beside it.
+  const unread = verdict ? unreadLanguage(verdict) : null;
+  nodes.unread.hidden = !unread;
+  nodes.unread.textContent = unread ?? "";
   const judged = judgedByText(verdict?.judged_by);
   nodes.judged.hidden = !judged;
   nodes.judged.textContent = judged ? plain(judged) : "";
@@ -450,7 +491,7 @@ function renderState(state, nodes) {
   nodes.status.dataset.state = state?.status ?? "idle";
   const notes = collectNotes(state);
   nodes.notes.hidden = notes.length === 0;
-  nodes.notesList.replaceChildren(...notes.map((note) => element("li", null, note)));
+  nodes.notesList.replaceChildren(...notes.map(noteItem));
   nodes.context.hidden = !state;
   // After an error, the same text can be checked again (a server back up, a key fixed); after a verdict
   // with claims the server did not reach (its deadline), those claims alone (background.js retry).
@@ -464,7 +505,12 @@ function renderState(state, nodes) {
     return;
   }
   const [where, excerpt] = describe(state);
-  nodes.context.replaceChildren(element("span", "where", where), element("span", "excerpt", excerpt));
+  const line = (className, runs) => {
+    const node = element("span", className);
+    node.append(...runs);
+    return node;
+  };
+  nodes.context.replaceChildren(line("where", where), line("excerpt", excerpt));
   if (state.status === "error") nodes.status.textContent = `Error: ${plain(state.error)}`;
   else if (state.status === "checking") {
     const done = state.claims.filter((claim) => !claim.pending).length;
