@@ -142,6 +142,55 @@ function evidenceList(evidence) {
   return list;
 }
 
+// A precedent passage of the experience memory (factcheck.precedents): the ``memory`` source, its url
+// ``factcheck-memory:<id>/<label>``, its text the corrected claim, its title who ruled it what and when.
+const PRECEDENT_URL = /^factcheck-memory:(\d+)\/(TRUE|FALSE)$/;
+const PRECEDENT_TITLE = /^Precedent \d+: (.+?) ruled it (?:TRUE|FALSE) on \S+?(?:, noting: "(.*)")?$/s;
+
+/** {id, label} of a precedent passage; null for any other passage. */
+function precedentOf(evidence) {
+  const match = evidence?.source === "memory" ? PRECEDENT_URL.exec(String(evidence.url ?? "")) : null;
+  return match ? { id: Number(match[1]), label: match[2] } : null;
+}
+
+/**
+ * The precedents that bear on a claim: the deciding passage of each judgment that gave a verdict from a
+ * precedent (factcheck.precedents.lent_precedents, what the CLI's report shows under the claim), each
+ * with the judgment it lent. A precedent an agent found but that lent nothing (too far in meaning, an
+ * abstention) bears on nothing and is not shown.
+ */
+function lentPrecedents(judgments) {
+  const lent = new Map();
+  for (const judgment of judgments) {
+    if (!judgment || judgment.factuality === null || judgment.factuality === undefined) continue;
+    const found = decidingPassage(judgment);
+    const case_ = found ? precedentOf(found.evidence) : null;
+    if (case_ && !lent.has(case_.id)) lent.set(case_.id, { evidence: found.evidence, case_, judgment });
+  }
+  return [...lent.values()];
+}
+
+/**
+ * A reviewer's earlier correction, shown as what it is: the corrected claim, its ruling, who ruled it and
+ * when, the reviewer's note, and what it lent this claim through which agent.
+ */
+function precedentBlock({ evidence, case_, judgment }) {
+  const box = element("div", "precedent");
+  box.dataset.label = case_.label;
+  const title = PRECEDENT_TITLE.exec(plain(evidence.title ?? ""));
+  const who = title ? title[1] : "a reviewer";
+  box.append(element("div", "precedent-head", "A reviewer's earlier correction"));
+  box.append(element("blockquote", "precedent-claim", clip(plain(evidence.text ?? ""), 240)));
+  const day = String(evidence.published_at ?? "").slice(0, 10);
+  box.append(element("div", "precedent-ruling", `Ruled ${case_.label} by ${who}${day ? ` on ${day}` : ""}`));
+  if (title?.[2]) box.append(element("div", "precedent-note", `Noting: “${clip(title[2], 240)}”`));
+  const lent = judgment.factuality ? "TRUE" : "FALSE";
+  box.append(
+    element("div", "precedent-lent", `Lends this claim ${lent} through the ${judgment.agent} agent (${formatScore(judgment.confidence)})`),
+  );
+  return box;
+}
+
 function judgmentItem(judgment) {
   const abstained = judgment.factuality === null || judgment.factuality === undefined;
   const item = element("li", "judgment");
@@ -150,9 +199,12 @@ function judgmentItem(judgment) {
   item.append(element("span", "agent", judgment.agent), document.createTextNode(`: ${said}`)); // our words and a number
   if (judgment.rationale) item.append(element("span", "rationale", judgment.rationale));
   if (judgment.error) item.append(element("span", "error", judgment.error));
+  // A precedent is no document: it is shown above, as a reviewer's correction, where it bears on the claim.
+  const documents = { ...judgment, evidence: (judgment.evidence ?? []).filter((e) => !precedentOf(e)) };
   const deciding = decidingPassage(judgment);
-  if (deciding) item.append(passageBlock(deciding));
-  if (judgment.evidence?.length) item.append(evidenceList(judgment.evidence));
+  if (deciding && precedentOf(deciding.evidence)) item.append(element("span", "step-detail", "By a reviewer's earlier correction (above)"));
+  else if (deciding) item.append(passageBlock(deciding));
+  if (documents.evidence.length) item.append(evidenceList(documents.evidence));
   return item;
 }
 
@@ -171,7 +223,60 @@ function ruling(judgment) {
  * One step of a deliberation ({number, action, role, actor, judgment, critique, query, evidence, relied_on,
  * replaces, cost, error}): what it did, who did it, and what it said; every string from the server as text.
  */
-function deliberationStep(step) {
+/** A passage's identity across a verdict: its URL and text (factcheck.deliberation's seen_key). */
+function passageKey(evidence) {
+  return `${String(evidence?.url ?? "")}\u0000${String(evidence?.text ?? "")}`;
+}
+
+/**
+ * The claim's evidence, by passageKey: what its agents read (their judgments, and those a step replaced) and
+ * what the deliberation's steps found (new passages, counter-evidence); not what a step's ruling cites.
+ */
+function claimPassages(claim, steps) {
+  const ruled = new Set(steps.filter((s) => s.judgment).map((s) => JSON.stringify(s.judgment)));
+  const judgments = [...(claim?.judgments ?? []), ...(claim?.deliberation?.replaced ?? [])].filter(
+    (j) => j && typeof j === "object" && !ruled.has(JSON.stringify(j)),
+  );
+  const passages = [
+    ...judgments.flatMap((j) => (Array.isArray(j.evidence) ? j.evidence : [])),
+    ...steps.flatMap((s) => [...(Array.isArray(s.evidence) ? s.evidence : []), ...(Array.isArray(s.critique?.counter) ? s.critique.counter : [])]),
+  ];
+  return new Set(passages.filter((e) => e && typeof e === "object").map(passageKey));
+}
+
+/**
+ * The passage a step's ruling used: its deciding passage, only when it is one of the claim's passages (a
+ * ruling citing a passage the claim never had shows none rather than an unrelated one). Null otherwise.
+ */
+function stepPassage(step, passages) {
+  const judgment = step.judgment && typeof step.judgment === "object" ? step.judgment : null;
+  const found = judgment ? decidingPassage(judgment) : null;
+  if (!found || !passages.has(passageKey(found.evidence))) return null;
+  const box = element("div", "step-passage");
+  const source = element("div", "passage-source", "Used the passage, from ");
+  source.append(sourceName(found.evidence));
+  box.append(source, element("blockquote", "passage-text", clip(plain(found.evidence.text), 240)));
+  return box;
+}
+
+/** Whether two steps say the same: the same actor and action and the same ruling (verdict or none). */
+function sameStep(a, b) {
+  const verdict = (step) => (step.judgment && typeof step.judgment === "object" ? String(step.judgment.factuality ?? null) : "none");
+  return a.actor === b.actor && a.action === b.action && verdict(a) === verdict(b);
+}
+
+/** The steps once each: a run of consecutive steps that say the same is its last step, with how many. */
+function distinctSteps(steps) {
+  const runs = [];
+  for (const step of steps) {
+    const last = runs[runs.length - 1];
+    if (last && sameStep(last.step, step)) runs[runs.length - 1] = { step, times: last.times + 1 };
+    else runs.push({ step, times: 1 });
+  }
+  return runs;
+}
+
+function deliberationStep(step, times = 1, passages = new Set()) {
   const item = element("li", "step");
   item.dataset.action = String(step.action ?? "");
   const head = element("div", "step-head");
@@ -188,8 +293,11 @@ function deliberationStep(step) {
   }
   const calls = step.cost?.calls;
   if (Number.isInteger(calls) && calls > 0) head.append(element("span", "step-detail", ` · ${count(calls, "call")}`));
+  if (times > 1) head.append(element("span", "step-times", ` · ${times} times alike`));
   item.append(head);
   if (judgment?.rationale) item.append(element("span", "rationale", clip(plain(judgment.rationale), 300)));
+  const used = stepPassage(step, passages);
+  if (used) item.append(used);
   const critique = step.critique && typeof step.critique === "object" ? step.critique : null;
   if (critique?.weak_point) item.append(element("span", "weak-point", `Weak point: ${clip(plain(critique.weak_point), 300)}`));
   const counter = (Array.isArray(critique?.counter) ? critique.counter : []).filter((e) => e && typeof e === "object");
@@ -223,20 +331,23 @@ function deliberationStep(step) {
  * claim was deliberated, each step and why it stopped; one line for a claim settled in the first round;
  * nothing for a claim without one (no policy ran, an older server).
  */
-function deliberationBlock(deliberation) {
+function deliberationBlock(deliberation, claim = null) {
   if (!deliberation || typeof deliberation !== "object") return null;
   const policy = deliberation.policy ? ` (${deliberation.policy})` : "";
-  if (deliberation.gated === null || deliberation.gated === undefined) {
+  const steps = (Array.isArray(deliberation.steps) ? deliberation.steps : []).filter((s) => s && typeof s === "object");
+  // A deliberation that took no step (none gated, or gated and stopped at once) settled in the first round.
+  if (deliberation.gated === null || deliberation.gated === undefined || !steps.length) {
     return element("div", "deliberation-none", `Deliberation${policy}: settled in the first round`);
   }
-  const steps = (Array.isArray(deliberation.steps) ? deliberation.steps : []).filter((s) => s && typeof s === "object");
+  const runs = distinctSteps(steps);
+  const passages = claimPassages(claim, steps);
   const details = element("details", "deliberation");
-  details.append(element("summary", null, `How the agents settled it${policy}: ${count(steps.length, "step")}`));
+  details.append(element("summary", null, `How the agents settled it${policy}: ${count(runs.length, "step")}`));
   details.append(element("div", "deliberation-why", `Why: ${deliberation.gated}`));
   if (deliberation.replayed) details.append(element("div", "deliberation-replayed", "Recorded steps kept, not re-run"));
   const list = element("ol", "steps");
-  for (const step of steps) list.append(deliberationStep(step));
-  if (steps.length) details.append(list);
+  for (const { step, times } of runs) list.append(deliberationStep(step, times, passages));
+  details.append(list);
   if (deliberation.stopped) details.append(element("div", "deliberation-stopped", `Stopped: ${deliberation.stopped}`));
   return details;
 }
@@ -267,9 +378,11 @@ function claimItem(claim) {
   if (weak) head.append(element("span", "strength", "weak"));
   item.append(head);
   if (claim.time && typeof claim.time === "object") item.append(element("div", "claim-time", `Speaks of ${timeSpan(claim.time)}`));
+  if (judged && Array.isArray(claim.judgments)) item.append(...lentPrecedents(claim.judgments).map(precedentBlock));
   if (claim.judgments?.length) {
     const details = element("details", "why");
-    const documents = claim.judgments.reduce((n, judgment) => n + (judgment.evidence?.length ?? 0), 0);
+    const passages = (judgment) => (judgment.evidence ?? []).filter((e) => !precedentOf(e)).length;
+    const documents = claim.judgments.reduce((n, judgment) => n + passages(judgment), 0);
     const agents = claim.judgments.length;
     details.append(
       element("summary", null, `Why: ${agents} agent${agents === 1 ? "" : "s"}, ${documents} passage${documents === 1 ? "" : "s"}`),
@@ -279,7 +392,7 @@ function claimItem(claim) {
     details.append(list);
     item.append(details);
   }
-  const settled = judged ? deliberationBlock(claim.deliberation) : null;
+  const settled = judged ? deliberationBlock(claim.deliberation, claim) : null;
   if (settled) item.append(settled);
   if (claim.pending && claim.deliberating && typeof claim.deliberating === "object") {
     item.append(element("div", "deliberating", deliberatingText(claim.deliberating)));

@@ -1408,10 +1408,12 @@ def test_popup_shows_how_the_agents_settled_a_claim_collapsed_and_as_text(ext: E
     assert first["steps"][1] == [
         "revise · leader (web): false (0.80), in place of its first answer · 1 call",
         "trial X says no",
+        "Used the passage, from Trial X",  # the counter-evidence step 1 found (issue 41 item 16)
+        "Statins did not lower LDL.",
         "Relied on: critique:1",
         f"failed {hostile}",
     ]
-    assert first["links"] == ["https://example.org/x"]
+    assert first["links"] == ["https://example.org/x", "https://example.org/x"]
     assert ext.browser.execute_script("return document.querySelectorAll('body img').length") == 0
     assert ext.browser.title != "owned"
     assert (second["open"], second["none"]) == (None, "Deliberation (lase): settled in the first round")
