@@ -201,7 +201,8 @@ async function checkSelection(tab, menuText, frameId) {
   const text = onPage ? captured.text : menuText;
   const url = captured?.url || tab.url || null;
   const title = captured?.title || tab.title || null;
-  runCheck({ checkId, kind: "selection", text, url, title, tabId: tab.id, frameId: frame, onPage });
+  const pageDate = typeof captured?.date === "string" ? captured.date : null; // the article's own date
+  runCheck({ checkId, kind: "selection", text, url, title, tabId: tab.id, frameId: frame, onPage, pageDate });
   return { checkId, text, frameId: frame };
 }
 
@@ -219,8 +220,9 @@ async function retry(tabId) {
     runCheck(state, state);
     return { checkId: state.checkId };
   }
-  const { checkId, kind, text, url, title, frameId, onPage } = state;
-  runCheck({ checkId: kind === "selection" ? checkId : newCheckId(), kind, text, url, title, tabId, frameId, onPage });
+  const { checkId, kind, text, url, title, frameId, onPage, pageDate = null } = state;
+  const again = { checkId: kind === "selection" ? checkId : newCheckId(), kind, text, url, title, tabId, frameId, onPage, pageDate };
+  runCheck(again);
   return { checkId };
 }
 
@@ -320,7 +322,10 @@ function mergedClaim(claim, original, segment) {
  * Run one check request for a tab, keeping the tab's state as its events come. With `previous` (a result
  * whose claims were not all checked), only those claims are sent, and their verdicts merged into it.
  */
-async function runCheck({ checkId, kind, text, url, title, tabId, frameId = 0, onPage, refused = null }, previous = null) {
+async function runCheck(
+  { checkId, kind, text, url, title, tabId, frameId = 0, onPage, refused = null, pageDate = null },
+  previous = null,
+) {
   const key = stateKey(tabId);
   newest.set(key, checkId);
   const controller = new AbortController();
@@ -336,6 +341,9 @@ async function runCheck({ checkId, kind, text, url, title, tabId, frameId = 0, o
         checkId, kind, status: "checking", text, url, title, tabId, frameId, onPage,
         claims: [], verdict: null, error: null, notes: [], at: Date.now(),
         unmarked: [], // ids of claims whose text the page changed while the check ran: listed, not marked
+        pageDate, // the date the page gives its article (YYYY-MM-DD), or null
+        // The date sent as when the text was written: the page's, unless the options turn that off.
+        date: pageDate && (await loadSettings()).usePageDate ? pageDate : null,
       };
   const publish = () => {
     if (newest.get(key) !== checkId) return Promise.resolve(); // a newer check in this tab owns the popup and badge
@@ -389,7 +397,8 @@ async function runCheck({ checkId, kind, text, url, title, tabId, frameId = 0, o
     notes: [...(previous.verdict.notes ?? []), ...(data?.notes ?? []), ...(data?.usage?.notes ?? [])],
   });
   try {
-    await streamCheck(rest ? { text: rest.text, url, title } : { text, url, title }, (name, data) => {
+    const date = state.date ?? null;
+    await streamCheck(rest ? { text: rest.text, url, title, date } : { text, url, title, date }, (name, data) => {
       if (Array.isArray(data?.notes)) state.notes.push(...data.notes);
       if (rest && name === "claims") {
         // The claims rechecked show as "…" again; the first claim found in each one's text takes its place.

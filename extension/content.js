@@ -499,6 +499,50 @@
     return { made: made.length, changed: false };
   }
 
+  // Where a page says when its article was written, most specific first: {selector, attribute}.
+  const DATE_SOURCES = [
+    ['meta[property="article:published_time"]', "content"],
+    ['meta[name="date"]', "content"],
+    ['meta[itemprop="datePublished"]', "content"],
+    ["article time[datetime]", "datetime"],
+  ];
+
+  /** A calendar date (YYYY-MM-DD) from an ISO 8601 date or time, or null: the page's own words are never sent. */
+  function isoDate(value) {
+    const match = /^\s*(\d{4})-(\d{2})-(\d{2})(?:$|[T\s])/.exec(String(value ?? ""));
+    if (!match) return null;
+    const [, year, month, day] = match;
+    const date = new Date(Date.UTC(+year, +month - 1, +day));
+    return date.getUTCMonth() === +month - 1 && date.getUTCDate() === +day ? `${year}-${month}-${day}` : null;
+  }
+
+  /** The datePublished of the page's JSON-LD (an object, a list, or a @graph of them), or null. */
+  function linkedDataDate() {
+    const find = (node) => {
+      if (!node || typeof node !== "object") return null;
+      if (Array.isArray(node)) return node.map(find).find(Boolean) ?? null;
+      return isoDate(node.datePublished) ?? find(node["@graph"]);
+    };
+    for (const script of document.querySelectorAll('script[type="application/ld+json"]')) {
+      try {
+        const found = find(JSON.parse(script.textContent));
+        if (found) return found;
+      } catch (_) {
+        // not JSON: the next one
+      }
+    }
+    return null;
+  }
+
+  /** The date the page says its article was written (meta tags, JSON-LD, the article's <time>), or null. */
+  function pageDate() {
+    for (const [selector, attribute] of DATE_SOURCES) {
+      const found = isoDate(document.querySelector(selector)?.getAttribute(attribute));
+      if (found) return found;
+    }
+    return linkedDataDate();
+  }
+
   ext.runtime.onMessage.addListener((message, sender, reply) => {
     if (message?.type === "factcheck-capture") {
       if (message.css && !highlightSheet) {
@@ -507,13 +551,13 @@
       }
       const selection = window.getSelection();
       if (!selection || selection.rangeCount === 0 || selection.isCollapsed) {
-        reply({ text: "", url: location.href, title: document.title });
+        reply({ text: "", url: location.href, title: document.title, date: pageDate() });
         return false;
       }
       const { text, pieces } = capture(selection.getRangeAt(0));
       captures.set(message.checkId, { text, pieces, units: null });
       for (const piece of pieces) owner.set(piece.node, message.checkId);
-      reply({ text, url: location.href, title: document.title });
+      reply({ text, url: location.href, title: document.title, date: pageDate() });
     } else if (message?.type === "factcheck-highlight") {
       // The claims whose text the page no longer shows as checked are not marked: the popup says so.
       let marked = 0;
