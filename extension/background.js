@@ -69,6 +69,12 @@ ext.runtime.onMessage.addListener((message, sender, reply) => {
   } else if (message?.type === "retry") {
     retry(message.tabId).then(reply, (error) => reply({ error: error.message }));
     return true;
+  } else if (message?.type === "factcheck-page-moved" && Number.isInteger(sender.tab?.id)) {
+    forgetIfPageLeft(sender.tab.id); // a single-page app's new address: the result stays, with a note
+  } else if (message?.type === "factcheck-restored" && Number.isInteger(sender.tab?.id)) {
+    // A page back from the back/forward cache asks which of its checks the tab still shows.
+    liveChecks(sender.tab.id, sender.frameId ?? 0).then((live) => reply({ live }), () => reply({ live: [] }));
+    return true;
   }
   return false;
 });
@@ -92,7 +98,32 @@ function documentUrl(url) {
   return String(url ?? "").split("#")[0];
 }
 
-/** Forget a tab's selection check (state, badge) when the document it was captured in is gone. */
+/** The checks of a tab's frame whose marks belong there still: the one the tab shows, and those running. */
+async function liveChecks(tabId, frameId) {
+  const key = stateKey(tabId);
+  const state = await loadCheck(key);
+  const live = [...(running.get(key) ?? [])].filter((request) => request.frameId === frameId).map((request) => request.checkId);
+  if (state?.kind === "selection" && (state.frameId ?? 0) === frameId) live.push(state.checkId);
+  return live;
+}
+
+// Check id -> how the page changed since it was captured ({why, url}): laid on the tab's state, also by a
+// check still running (its next save would otherwise take the note off).
+const pageChanges = new Map();
+
+/** Note on a tab's result that its page changed (a new address, its text drawn again), once per change. */
+async function notePageChanged(key, state, change) {
+  const before = state.pageChanged;
+  if (before && before.why === change.why && before.url === change.url) return;
+  pageChanges.set(state.checkId, change);
+  await saveCheck(key, { ...state, pageChanged: change });
+}
+
+/**
+ * Forget a tab's selection check (state, badge) when the document it was captured in is gone. One that
+ * stays (a single-page app moved to another address, or drew the checked text again) keeps its result,
+ * with a note that the page changed since.
+ */
 async function forgetIfPageLeft(tabId, changedUrl) {
   const key = stateKey(tabId);
   const state = await loadCheck(key);
@@ -100,9 +131,14 @@ async function forgetIfPageLeft(tabId, changedUrl) {
   let holds;
   if (state.onPage) {
     const message = { type: "factcheck-holds", checkId: state.checkId };
-    holds = await ext.tabs
-      .sendMessage(tabId, message, { frameId: state.frameId ?? 0 })
-      .then((answer) => answer?.holds === true, () => false);
+    const answer = await ext.tabs.sendMessage(tabId, message, { frameId: state.frameId ?? 0 }).catch(() => null);
+    holds = answer?.holds === true;
+    const now = typeof answer?.url === "string" ? answer.url : null;
+    let change = null;
+    if (holds && now && state.url && documentUrl(now) !== documentUrl(state.url)) change = { why: "new address", url: now };
+    else if (holds && answer.redrawn) change = { why: "the checked text was drawn again, so it is no longer marked", url: null };
+    const current = await loadCheck(key);
+    if (change && current?.checkId === state.checkId) await notePageChanged(key, current, change);
   } else {
     // No content script to ask (a browser page, a frame of another site): only a new address, where the
     // browser tells it, ends the result; an iframe's load or an ad's refresh does not.
@@ -111,6 +147,7 @@ async function forgetIfPageLeft(tabId, changedUrl) {
   }
   if (holds || (await loadCheck(key))?.checkId !== state.checkId) return; // still there, or a newer check began
   if (newest.get(key) === state.checkId) newest.delete(key); // a check still running stops updating the tab
+  pageChanges.delete(state.checkId);
   cancelChecks(key, "the page was left"); // its other checks, of the same document, too
   await ext.storage.session.remove(key);
   ext.action.setBadgeText({ tabId, text: "" }).catch(() => {});
@@ -347,6 +384,7 @@ async function runCheck(
       };
   const publish = () => {
     if (newest.get(key) !== checkId) return Promise.resolve(); // a newer check in this tab owns the popup and badge
+    if (pageChanges.has(checkId)) state.pageChanged = pageChanges.get(checkId);
     showBadge(tabId, state);
     return saveCheck(key, structuredClone(state));
   };

@@ -578,8 +578,55 @@
     } else if (message?.type === "factcheck-holds") {
       // The background asks after a load in the tab: is this still the document the check was captured in,
       // with the text it captured still on the page (a single-page app that re-renders keeps the script)?
-      reply({ holds: Boolean(captures.get(message.checkId)?.pieces.some((piece) => piece.node.isConnected)) });
+      // Text the page drew again, the same, holds too, though its marks went with the nodes it replaced;
+      // the address tells the background whether the app moved to another one (pushState).
+      const captured = captures.get(message.checkId);
+      const connected = Boolean(captured?.pieces.some((piece) => piece.node.isConnected));
+      const redrawn = !connected && Boolean(captured) && stillShown(captured.text);
+      reply({ holds: connected || redrawn, redrawn, url: location.href });
     }
     return false;
+  });
+
+  /** The text without white space or invisible characters, to find a captured text in the page's. */
+  const squashed = (text) => String(text).replace(/[\s\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]+/g, "");
+
+  /** Whether the page still shows a captured text somewhere (drawn again by a script: other nodes, same words). */
+  function stillShown(text) {
+    const wanted = squashed(text);
+    return wanted.length > 0 && squashed(document.body?.innerText ?? "").includes(wanted);
+  }
+
+  /**
+   * After a restore from the back/forward cache: marks of checks the tab no longer shows (the page was
+   * left, so its result was dropped) are taken off, and so are a shown check's marks whose text is gone.
+   */
+  async function restored() {
+    const checks = [...new Set([...marks.keys()].map((key) => key.split("\u0000")[0]))];
+    if (!checks.length) return;
+    const answer = await ext.runtime.sendMessage({ type: "factcheck-restored", checks }).catch(() => null);
+    const live = new Set(Array.isArray(answer?.live) ? answer.live : []);
+    for (const [key, claimMarks] of [...marks]) {
+      const [checkId] = key.split("\u0000");
+      const captured = captures.get(checkId);
+      const gone = claimMarks.every((mark) => !mark.isConnected);
+      if (live.has(checkId) && captured && !gone && claimMarks.every((mark) => stillHolds(mark))) continue;
+      for (const mark of claimMarks) if (mark.isConnected) mark.replaceWith(...mark.childNodes);
+      marks.delete(key);
+    }
+  }
+
+  /** Whether a mark still holds text (a script may have emptied it while the page was away). */
+  function stillHolds(mark) {
+    return mark.isConnected && mark.textContent.trim().length > 0;
+  }
+
+  // A single-page app's move to another address (the back button's popstate; pushState, where the
+  // Navigation API tells it) keeps this document: the background keeps the result and notes the change.
+  const moved = () => ext.runtime.sendMessage({ type: "factcheck-page-moved" }).catch(() => {});
+  addEventListener("popstate", moved);
+  globalThis.navigation?.addEventListener?.("navigatesuccess", moved);
+  addEventListener("pageshow", (event) => {
+    if (event.persisted) restored();
   });
 })();

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests import test_extension
-from tests.test_extension import Extension, FakeServer, page, serve_folder, wait_until
+from tests.test_extension import Extension, FakeServer, marks, page, serve_folder, settled_marks, wait_until
 
 # The browser, the servers and the artifacts folder of tests/test_extension.py (fixtures are found by their names).
 artifacts = test_extension.artifacts
@@ -125,3 +125,59 @@ def test_the_page_s_date_is_read_from_its_article_s_time_and_json_ld_and_a_word_
     assert state["pageDate"] is None and state["date"] is None
     ext.popup(tab)
     assert ext.browser.execute_script("return document.getElementById('page-date').hidden") is True
+
+
+def page_changed(ext: Extension) -> str:
+    return str(ext.browser.execute_script("return document.getElementById('page-changed').textContent"))
+
+
+def test_a_single_page_app_s_new_address_keeps_the_result_with_a_note(
+    ext: Extension, fake: FakeServer, site: str
+) -> None:
+    ext.use(fake.url)
+    handle, tab, state = check_page(ext, f"{site}/app.html?spa")
+    settled_marks(ext.browser, handle, state)
+    ext.browser.switch_to.window(handle)
+    ext.browser.execute_script("history.pushState({}, '', '/app/next')")
+    kept = wait_until(lambda: ext.state(tab), lambda s: s and s.get("pageChanged"), "the note that the page changed")
+    assert kept["checkId"] == state["checkId"] and kept["pageChanged"] == {
+        "why": "new address",
+        "url": f"{site}/app/next",
+    }
+    view = ext.popup(tab)
+    assert [c["text"] for c in view["claims"]] == ["Apples grow on trees."]
+    assert page_changed(ext) == f"The page changed since this check (new address: {site}/app/next)."
+    assert ext.badge(tab) == "T"
+
+
+def test_text_drawn_again_the_same_keeps_the_result_with_a_note(ext: Extension, fake: FakeServer, site: str) -> None:
+    ext.use(fake.url)
+    handle, tab, state = check_page(ext, f"{site}/app.html?redraw")
+    settled_marks(ext.browser, handle, state)
+    ext.browser.switch_to.window(handle)
+    # The app draws the paragraph again (new nodes, the same words; the marks go with the old ones), then its
+    # address's fragment changes, which makes the extension ask whether the page still holds the check.
+    ext.browser.execute_script("const p = document.getElementById('text'); p.textContent = p.textContent;")
+    ext.browser.execute_script("location.hash = 'drawn-again'")
+    kept = wait_until(lambda: ext.state(tab), lambda s: s is None or s.get("pageChanged"), "the result kept, noted")
+    assert kept is not None and kept["checkId"] == state["checkId"]
+    ext.popup(tab)
+    assert page_changed(ext).startswith("The page changed since this check (the checked text was drawn again")
+    assert marks(ext.browser, handle) == {}
+
+
+def test_a_page_back_from_the_back_forward_cache_loses_the_marks_of_a_result_it_left(
+    ext: Extension, fake: FakeServer, site: str
+) -> None:
+    ext.use(fake.url)
+    handle, tab, state = check_page(ext, f"{site}/app.html?bfcache")
+    assert settled_marks(ext.browser, handle, state)
+    ext.browser.switch_to.window(handle)
+    ext.browser.get(f"{site}/other.html")
+    wait_until(lambda: ext.state(tab), lambda s: s is None, "the left page's result dropped")
+    ext.browser.switch_to.window(handle)
+    ext.browser.back()
+    ext.browser.switch_to.window(handle)
+    assert ext.browser.execute_script("return document.body.dataset.restored") == "yes"  # not loaded afresh
+    assert wait_until(lambda: marks(ext.browser, handle), lambda found: found == {}, "the orphan marks gone") == {}
+    assert ext.popup(tab)["status"].startswith("No check in this tab yet")
