@@ -11,10 +11,13 @@ function plural(count, noun, many) {
   return `${count} ${count === 1 ? noun : many ?? `${noun}s`}`;
 }
 
-/** The server URL (no trailing slash) and API key from the options page. */
+/**
+ * The server URL (no trailing slash) and API key from the options page, and whether a page's own date
+ * (its article's publication date) is sent as the time its claims speak of (on unless turned off).
+ */
 async function loadSettings() {
-  const stored = await ext.storage.local.get({ server: DEFAULT_SERVER, apiKey: "" });
-  return { server: String(stored.server).replace(/\/+$/, ""), apiKey: String(stored.apiKey) };
+  const stored = await ext.storage.local.get({ server: DEFAULT_SERVER, apiKey: "", usePageDate: true });
+  return { server: String(stored.server).replace(/\/+$/, ""), apiKey: String(stored.apiKey), usePageDate: stored.usePageDate !== false };
 }
 
 /** The host permission pattern for a server URL: http://host/* (match patterns ignore ports). */
@@ -108,17 +111,18 @@ async function testConnection({ server, apiKey }) {
 class ConnectionLost extends Error {}
 
 /**
- * POST the text to /v1/check/stream and call onEvent(name, data) for each Server-Sent Event
+ * POST the text (with its page's URL, title and date, when known) to /v1/check/stream and call onEvent(name, data) for each Server-Sent Event
  * (claims, claim, verdict, error). Resolves when the stream ends; rejects with a readable Error, a
  * ConnectionLost once the events had begun. `signal` (an AbortController's) cancels the request: the
  * connection is closed, so the server stops the check and spends no more calls on it; the promise
  * then rejects with the signal's reason.
  */
-async function streamCheck({ text, url, title }, onEvent, signal) {
+async function streamCheck({ text, url, title, date = null }, onEvent, signal) {
   const { server, apiKey } = await loadSettings();
   const body = { text };
   if (url && /^https?:/.test(url)) body.url = url;
   if (title) body.title = title.slice(0, 1000);
+  if (date) body.date = date; // when the text was written: the server resolves "last year" against it
   let response;
   try {
     response = await fetch(`${server}/v1/check/stream`, {

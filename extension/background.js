@@ -69,6 +69,12 @@ ext.runtime.onMessage.addListener((message, sender, reply) => {
   } else if (message?.type === "retry") {
     retry(message.tabId).then(reply, (error) => reply({ error: error.message }));
     return true;
+  } else if (message?.type === "factcheck-page-moved" && Number.isInteger(sender.tab?.id)) {
+    forgetIfPageLeft(sender.tab.id); // a single-page app's new address: the result stays, with a note
+  } else if (message?.type === "factcheck-restored" && Number.isInteger(sender.tab?.id)) {
+    // A page back from the back/forward cache asks which of its checks the tab still shows.
+    liveChecks(sender.tab.id, sender.frameId ?? 0).then((live) => reply({ live }), () => reply({ live: [] }));
+    return true;
   }
   return false;
 });
@@ -92,7 +98,32 @@ function documentUrl(url) {
   return String(url ?? "").split("#")[0];
 }
 
-/** Forget a tab's selection check (state, badge) when the document it was captured in is gone. */
+/** The checks of a tab's frame whose marks belong there still: the one the tab shows, and those running. */
+async function liveChecks(tabId, frameId) {
+  const key = stateKey(tabId);
+  const state = await loadCheck(key);
+  const live = [...(running.get(key) ?? [])].filter((request) => request.frameId === frameId).map((request) => request.checkId);
+  if (state?.kind === "selection" && (state.frameId ?? 0) === frameId) live.push(state.checkId);
+  return live;
+}
+
+// Check id -> how the page changed since it was captured ({why, url}): laid on the tab's state, also by a
+// check still running (its next save would otherwise take the note off).
+const pageChanges = new Map();
+
+/** Note on a tab's result that its page changed (a new address, its text drawn again), once per change. */
+async function notePageChanged(key, state, change) {
+  const before = state.pageChanged;
+  if (before && before.why === change.why && before.url === change.url) return;
+  pageChanges.set(state.checkId, change);
+  await saveCheck(key, { ...state, pageChanged: change });
+}
+
+/**
+ * Forget a tab's selection check (state, badge) when the document it was captured in is gone. One that
+ * stays (a single-page app moved to another address, or drew the checked text again) keeps its result,
+ * with a note that the page changed since.
+ */
 async function forgetIfPageLeft(tabId, changedUrl) {
   const key = stateKey(tabId);
   const state = await loadCheck(key);
@@ -100,9 +131,14 @@ async function forgetIfPageLeft(tabId, changedUrl) {
   let holds;
   if (state.onPage) {
     const message = { type: "factcheck-holds", checkId: state.checkId };
-    holds = await ext.tabs
-      .sendMessage(tabId, message, { frameId: state.frameId ?? 0 })
-      .then((answer) => answer?.holds === true, () => false);
+    const answer = await ext.tabs.sendMessage(tabId, message, { frameId: state.frameId ?? 0 }).catch(() => null);
+    holds = answer?.holds === true;
+    const now = typeof answer?.url === "string" ? answer.url : null;
+    let change = null;
+    if (holds && now && state.url && documentUrl(now) !== documentUrl(state.url)) change = { why: "new address", url: now };
+    else if (holds && answer.redrawn) change = { why: "the checked text was drawn again, so it is no longer marked", url: null };
+    const current = await loadCheck(key);
+    if (change && current?.checkId === state.checkId) await notePageChanged(key, current, change);
   } else {
     // No content script to ask (a browser page, a frame of another site): only a new address, where the
     // browser tells it, ends the result; an iframe's load or an ad's refresh does not.
@@ -111,6 +147,7 @@ async function forgetIfPageLeft(tabId, changedUrl) {
   }
   if (holds || (await loadCheck(key))?.checkId !== state.checkId) return; // still there, or a newer check began
   if (newest.get(key) === state.checkId) newest.delete(key); // a check still running stops updating the tab
+  pageChanges.delete(state.checkId);
   cancelChecks(key, "the page was left"); // its other checks, of the same document, too
   await ext.storage.session.remove(key);
   ext.action.setBadgeText({ tabId, text: "" }).catch(() => {});
@@ -201,7 +238,8 @@ async function checkSelection(tab, menuText, frameId) {
   const text = onPage ? captured.text : menuText;
   const url = captured?.url || tab.url || null;
   const title = captured?.title || tab.title || null;
-  runCheck({ checkId, kind: "selection", text, url, title, tabId: tab.id, frameId: frame, onPage });
+  const pageDate = typeof captured?.date === "string" ? captured.date : null; // the article's own date
+  runCheck({ checkId, kind: "selection", text, url, title, tabId: tab.id, frameId: frame, onPage, pageDate });
   return { checkId, text, frameId: frame };
 }
 
@@ -219,8 +257,9 @@ async function retry(tabId) {
     runCheck(state, state);
     return { checkId: state.checkId };
   }
-  const { checkId, kind, text, url, title, frameId, onPage } = state;
-  runCheck({ checkId: kind === "selection" ? checkId : newCheckId(), kind, text, url, title, tabId, frameId, onPage });
+  const { checkId, kind, text, url, title, frameId, onPage, pageDate = null } = state;
+  const again = { checkId: kind === "selection" ? checkId : newCheckId(), kind, text, url, title, tabId, frameId, onPage, pageDate };
+  runCheck(again);
   return { checkId };
 }
 
@@ -320,7 +359,10 @@ function mergedClaim(claim, original, segment) {
  * Run one check request for a tab, keeping the tab's state as its events come. With `previous` (a result
  * whose claims were not all checked), only those claims are sent, and their verdicts merged into it.
  */
-async function runCheck({ checkId, kind, text, url, title, tabId, frameId = 0, onPage, refused = null }, previous = null) {
+async function runCheck(
+  { checkId, kind, text, url, title, tabId, frameId = 0, onPage, refused = null, pageDate = null },
+  previous = null,
+) {
   const key = stateKey(tabId);
   newest.set(key, checkId);
   const controller = new AbortController();
@@ -336,9 +378,13 @@ async function runCheck({ checkId, kind, text, url, title, tabId, frameId = 0, o
         checkId, kind, status: "checking", text, url, title, tabId, frameId, onPage,
         claims: [], verdict: null, error: null, notes: [], at: Date.now(),
         unmarked: [], // ids of claims whose text the page changed while the check ran: listed, not marked
+        pageDate, // the date the page gives its article (YYYY-MM-DD), or null
+        // The date sent as when the text was written: the page's, unless the options turn that off.
+        date: pageDate && (await loadSettings()).usePageDate ? pageDate : null,
       };
   const publish = () => {
     if (newest.get(key) !== checkId) return Promise.resolve(); // a newer check in this tab owns the popup and badge
+    if (pageChanges.has(checkId)) state.pageChanged = pageChanges.get(checkId);
     showBadge(tabId, state);
     return saveCheck(key, structuredClone(state));
   };
@@ -389,7 +435,8 @@ async function runCheck({ checkId, kind, text, url, title, tabId, frameId = 0, o
     notes: [...(previous.verdict.notes ?? []), ...(data?.notes ?? []), ...(data?.usage?.notes ?? [])],
   });
   try {
-    await streamCheck(rest ? { text: rest.text, url, title } : { text, url, title }, (name, data) => {
+    const date = state.date ?? null;
+    await streamCheck(rest ? { text: rest.text, url, title, date } : { text, url, title, date }, (name, data) => {
       if (Array.isArray(data?.notes)) state.notes.push(...data.notes);
       if (rest && name === "claims") {
         // The claims rechecked show as "…" again; the first claim found in each one's text takes its place.

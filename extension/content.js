@@ -499,6 +499,50 @@
     return { made: made.length, changed: false };
   }
 
+  // Where a page says when its article was written, most specific first: {selector, attribute}.
+  const DATE_SOURCES = [
+    ['meta[property="article:published_time"]', "content"],
+    ['meta[name="date"]', "content"],
+    ['meta[itemprop="datePublished"]', "content"],
+    ["article time[datetime]", "datetime"],
+  ];
+
+  /** A calendar date (YYYY-MM-DD) from an ISO 8601 date or time, or null: the page's own words are never sent. */
+  function isoDate(value) {
+    const match = /^\s*(\d{4})-(\d{2})-(\d{2})(?:$|[T\s])/.exec(String(value ?? ""));
+    if (!match) return null;
+    const [, year, month, day] = match;
+    const date = new Date(Date.UTC(+year, +month - 1, +day));
+    return date.getUTCMonth() === +month - 1 && date.getUTCDate() === +day ? `${year}-${month}-${day}` : null;
+  }
+
+  /** The datePublished of the page's JSON-LD (an object, a list, or a @graph of them), or null. */
+  function linkedDataDate() {
+    const find = (node) => {
+      if (!node || typeof node !== "object") return null;
+      if (Array.isArray(node)) return node.map(find).find(Boolean) ?? null;
+      return isoDate(node.datePublished) ?? find(node["@graph"]);
+    };
+    for (const script of document.querySelectorAll('script[type="application/ld+json"]')) {
+      try {
+        const found = find(JSON.parse(script.textContent));
+        if (found) return found;
+      } catch (_) {
+        // not JSON: the next one
+      }
+    }
+    return null;
+  }
+
+  /** The date the page says its article was written (meta tags, JSON-LD, the article's <time>), or null. */
+  function pageDate() {
+    for (const [selector, attribute] of DATE_SOURCES) {
+      const found = isoDate(document.querySelector(selector)?.getAttribute(attribute));
+      if (found) return found;
+    }
+    return linkedDataDate();
+  }
+
   ext.runtime.onMessage.addListener((message, sender, reply) => {
     if (message?.type === "factcheck-capture") {
       if (message.css && !highlightSheet) {
@@ -507,13 +551,13 @@
       }
       const selection = window.getSelection();
       if (!selection || selection.rangeCount === 0 || selection.isCollapsed) {
-        reply({ text: "", url: location.href, title: document.title });
+        reply({ text: "", url: location.href, title: document.title, date: pageDate() });
         return false;
       }
       const { text, pieces } = capture(selection.getRangeAt(0));
       captures.set(message.checkId, { text, pieces, units: null });
       for (const piece of pieces) owner.set(piece.node, message.checkId);
-      reply({ text, url: location.href, title: document.title });
+      reply({ text, url: location.href, title: document.title, date: pageDate() });
     } else if (message?.type === "factcheck-highlight") {
       // The claims whose text the page no longer shows as checked are not marked: the popup says so.
       let marked = 0;
@@ -534,8 +578,55 @@
     } else if (message?.type === "factcheck-holds") {
       // The background asks after a load in the tab: is this still the document the check was captured in,
       // with the text it captured still on the page (a single-page app that re-renders keeps the script)?
-      reply({ holds: Boolean(captures.get(message.checkId)?.pieces.some((piece) => piece.node.isConnected)) });
+      // Text the page drew again, the same, holds too, though its marks went with the nodes it replaced;
+      // the address tells the background whether the app moved to another one (pushState).
+      const captured = captures.get(message.checkId);
+      const connected = Boolean(captured?.pieces.some((piece) => piece.node.isConnected));
+      const redrawn = !connected && Boolean(captured) && stillShown(captured.text);
+      reply({ holds: connected || redrawn, redrawn, url: location.href });
     }
     return false;
+  });
+
+  /** The text without white space or invisible characters, to find a captured text in the page's. */
+  const squashed = (text) => String(text).replace(/[\s\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]+/g, "");
+
+  /** Whether the page still shows a captured text somewhere (drawn again by a script: other nodes, same words). */
+  function stillShown(text) {
+    const wanted = squashed(text);
+    return wanted.length > 0 && squashed(document.body?.innerText ?? "").includes(wanted);
+  }
+
+  /**
+   * After a restore from the back/forward cache: marks of checks the tab no longer shows (the page was
+   * left, so its result was dropped) are taken off, and so are a shown check's marks whose text is gone.
+   */
+  async function restored() {
+    const checks = [...new Set([...marks.keys()].map((key) => key.split("\u0000")[0]))];
+    if (!checks.length) return;
+    const answer = await ext.runtime.sendMessage({ type: "factcheck-restored", checks }).catch(() => null);
+    const live = new Set(Array.isArray(answer?.live) ? answer.live : []);
+    for (const [key, claimMarks] of [...marks]) {
+      const [checkId] = key.split("\u0000");
+      const captured = captures.get(checkId);
+      const gone = claimMarks.every((mark) => !mark.isConnected);
+      if (live.has(checkId) && captured && !gone && claimMarks.every((mark) => stillHolds(mark))) continue;
+      for (const mark of claimMarks) if (mark.isConnected) mark.replaceWith(...mark.childNodes);
+      marks.delete(key);
+    }
+  }
+
+  /** Whether a mark still holds text (a script may have emptied it while the page was away). */
+  function stillHolds(mark) {
+    return mark.isConnected && mark.textContent.trim().length > 0;
+  }
+
+  // A single-page app's move to another address (the back button's popstate; pushState, where the
+  // Navigation API tells it) keeps this document: the background keeps the result and notes the change.
+  const moved = () => ext.runtime.sendMessage({ type: "factcheck-page-moved" }).catch(() => {});
+  addEventListener("popstate", moved);
+  globalThis.navigation?.addEventListener?.("navigatesuccess", moved);
+  addEventListener("pageshow", (event) => {
+    if (event.persisted) restored();
   });
 })();

@@ -1,9 +1,11 @@
-// Options: the server URL and API key, kept in extension storage, and the host permission for the server.
+// Options: the server URL and API key, kept in extension storage, the host permission for the server, and
+// whether a page's own date is sent as when its text was written.
 "use strict";
 
 const form = document.getElementById("form");
 const server = document.getElementById("server");
 const apiKey = document.getElementById("apiKey");
+const usePageDate = document.getElementById("usePageDate");
 const status = document.getElementById("status");
 
 /** Replace the status line: `state` is ok, error, busy or unsaved (a stale "Connected" never stays). */
@@ -27,6 +29,13 @@ function typed() {
 loadSettings().then((settings) => {
   server.value = settings.server;
   apiKey.value = settings.apiKey;
+  usePageDate.checked = settings.usePageDate;
+});
+
+// The page's date is no secret and needs no permission: saved as soon as it is changed.
+usePageDate.addEventListener("change", async () => {
+  await ext.storage.local.set({ usePageDate: usePageDate.checked });
+  say(usePageDate.checked ? "Saved: the page's date is used." : "Saved: the page's date is not used (claims are read as of today).", "ok");
 });
 
 for (const input of [server, apiKey]) {

@@ -28,12 +28,42 @@ async function popupTab() {
   return tab?.id ?? null;
 }
 
+const pageNodes = { date: document.getElementById("page-date"), changed: document.getElementById("page-changed") };
+
+/**
+ * The page's side of a result: the date its claims were read as of when the page gave one (or why the page's
+ * date was not used), and a note when the page changed after the check (a new address, its text re-rendered).
+ */
+function renderPage(state) {
+  const dated = typeof state?.pageDate === "string" && state.pageDate;
+  pageNodes.date.hidden = !dated;
+  if (dated) {
+    pageNodes.date.textContent = state.date
+      ? `Page dated ${state.pageDate} (from the page): its claims' times are read as of then.`
+      : `Page dated ${state.pageDate} (from the page), not used: the options turn the page's date off, so the claims are read as of today.`;
+  }
+  // {why, url}: the address, the page's to choose, is a run of its own direction (never reorders our words).
+  const changed = state?.pageChanged && typeof state.pageChanged === "object" ? state.pageChanged : null;
+  pageNodes.changed.hidden = !changed;
+  pageNodes.changed.replaceChildren();
+  if (changed) {
+    const url = Object.assign(document.createElement("bdi"), { textContent: String(changed.url ?? "") });
+    const why = String(changed.why ?? "");
+    pageNodes.changed.append(`The page changed since this check (${why}`, ...(changed.url ? [": ", url] : []), ").");
+  }
+}
+
+function render(state) {
+  renderState(state, nodes);
+  renderPage(state);
+}
+
 const ready = popupTab().then(async (tabId) => {
   const key = stateKey(tabId);
-  renderState(await loadCheck(key), nodes);
+  render(await loadCheck(key));
   document.body.dataset.ready = "true"; // rendered once (tests wait for it)
   ext.storage.onChanged.addListener((changes, area) => {
-    if (area === "session" && changes[key]) renderState(changes[key].newValue ?? null, nodes);
+    if (area === "session" && changes[key]) render(changes[key].newValue ?? null);
   });
   return tabId;
 });
