@@ -79,10 +79,12 @@ ext.runtime.onMessage.addListener((message, sender, reply) => {
   return false;
 });
 
-ext.tabs.onRemoved.addListener((tabId) => {
+ext.tabs.onRemoved.addListener(async (tabId) => {
   cancelChecks(stateKey(tabId), "the tab was closed");
   running.delete(stateKey(tabId));
   newest.delete(stateKey(tabId));
+  const state = await loadCheck(stateKey(tabId));
+  if (state) pageChanges.delete(state.checkId); // its note goes with the tab
   ext.storage.session.remove(stateKey(tabId));
 });
 
