@@ -512,16 +512,22 @@ def artifacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest.fixture(scope="module")
-def pages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The test pages, served from 127.0.0.1 (covered by the extension's host permissions): their base URL."""
-    folder = tmp_path_factory.mktemp("pages")
-    for name, html in PAGES.items():
-        (folder / name).write_text(html, encoding="utf-8")
+def served(tmp_path_factory: pytest.TempPathFactory, pages: dict[str, str], name: str) -> Iterator[str]:
+    """``pages`` (file name -> HTML) served from 127.0.0.1 (covered by the extension's host permissions), for a
+    module-scoped fixture to yield from: their base URL."""
+    folder = tmp_path_factory.mktemp(name)
+    for file, html in pages.items():
+        (folder / file).write_text(html, encoding="utf-8")
     httpd, url = serve_folder(folder)
     yield url
     httpd.shutdown()
     httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The test pages, served: their base URL."""
+    yield from served(tmp_path_factory, PAGES, "pages")
 
 
 @pytest.fixture(scope="module")

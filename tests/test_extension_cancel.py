@@ -25,7 +25,7 @@ from tests.test_extension import (
     marks,
     page,
     popup_view,
-    serve_folder,
+    served,
     settled_marks,
     wait_for,
     wait_until,
@@ -49,13 +49,7 @@ PAGES = {
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    folder = tmp_path_factory.mktemp("cancel-pages")
-    for name, html in PAGES.items():
-        (folder / name).write_text(html, encoding="utf-8")
-    httpd, url = serve_folder(folder)
-    yield url
-    httpd.shutdown()
-    httpd.server_close()
+    yield from served(tmp_path_factory, PAGES, "cancel-pages")
 
 
 class DeadlineServer(FakeServer):

@@ -22,7 +22,7 @@ from tests.test_extension import (
     FakeServer,
     marks,
     page,
-    serve_folder,
+    served,
     settled_marks,
     wait_for,
     wait_until,
@@ -98,13 +98,7 @@ def held() -> Iterator[HeldFake]:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    folder = tmp_path_factory.mktemp("marks-pages")
-    for name, html in PAGES.items():
-        (folder / name).write_text(html, encoding="utf-8")
-    httpd, url = serve_folder(folder)
-    yield url
-    httpd.shutdown()
-    httpd.server_close()
+    yield from served(tmp_path_factory, PAGES, "marks-pages")
 
 
 def mark_texts(found: dict[str, dict[str, str]], check: str) -> dict[str, str]:

@@ -9,12 +9,11 @@ from __future__ import annotations
 import datetime
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from tests import test_extension
-from tests.test_extension import Extension, FakeServer, marks, page, serve_folder, settled_marks, wait_until
+from tests.test_extension import Extension, FakeServer, marks, page, served, settled_marks, wait_until
 
 # The browser, the servers and the artifacts folder of tests/test_extension.py (fixtures are found by their names).
 artifacts = test_extension.artifacts
@@ -59,13 +58,7 @@ PAGES = {
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """This module's pages, served from 127.0.0.1 (within the extension's host permissions): their base URL."""
-    folder: Path = tmp_path_factory.mktemp("pages-part-two")
-    for name, html in PAGES.items():
-        (folder / name).write_text(html, encoding="utf-8")
-    httpd, url = serve_folder(folder)
-    yield url
-    httpd.shutdown()
-    httpd.server_close()
+    yield from served(tmp_path_factory, PAGES, "pages-part-two")
 
 
 def use_page_date(ext: Extension, on: bool) -> None:
