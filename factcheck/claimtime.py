@@ -142,6 +142,14 @@ def _year_of_any_era(text: str, *patterns: re.Pattern[str]) -> ClaimTime | None:
     return ClaimTime(f"{start}-01-01", f"{start}-12-31", match.group(0), "year")
 
 
+def time_span(time: ClaimTime) -> str:
+    """A claim's time as dates: ``2024-03-12``, ``2013-01-01 to 2013-12-31``; a time before Christ by its
+    years (``44 BC to 44 BC``: ISO's ``-0043`` could be read as 43)."""
+    if time.start.startswith("-"):
+        return f"{year_label(time.start)} to {year_label(time.end)}"
+    return time.start if time.start == time.end else f"{time.start} to {time.end}"
+
+
 def year_label(iso: str) -> str:
     """The year of an ISO 8601 date for readers: "1889", "476", "44 BC" (from ``-0043-01-01``); the text
     as it is when it is no such date (a hand-edited file)."""

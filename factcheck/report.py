@@ -11,7 +11,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from factcheck.claimtime import year_label
+from factcheck.claimtime import time_span, year_label
 from factcheck.precedents import lent_precedents
 from factcheck.scoring import REPLAYED_NOTE
 from factcheck.text import plural
@@ -87,9 +87,7 @@ def _judgment_line(judgment: Judgment, out: Mapping[str, str] | None = None) -> 
 
 def time_phrase(time: ClaimTime) -> str:
     """``1889 ("in 1889")``, ``2013-01-01 to 2013-12-31 ("last year")``: a claim's time for readers."""
-    span = time.start if time.start == time.end else f"{time.start} to {time.end}"
-    if time.kind == "year":
-        span = year_label(time.start)
+    span = year_label(time.start) if time.kind == "year" else time_span(time)
     return f'{span} ("{time.phrase}")' if time.phrase else span
 
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from factcheck import Agent, Checker, Claim, ClaimTime, Evidence, InputError, Source, TextVerdict
 from factcheck.build import build_checker
-from factcheck.claimtime import reading_times, reference_time, resolve, with_times
+from factcheck.claimtime import reading_times, reference_time, resolve, time_span, with_times
 from factcheck.cli import cli
 from factcheck.context import using
 from factcheck.extractors.sentence import SentenceExtractor
@@ -316,6 +316,7 @@ def test_a_date_wins_over_a_number_that_could_be_a_short_year(text: str, start: 
 def test_a_year_before_christ_reads_as_such_and_asks_for_no_old_page() -> None:
     [claim] = with_times([Claim("c1", "Julius Caesar was killed in 44 BC.")], MAY_2014)
     assert claim.time is not None and time_phrase(claim.time) == '44 BC ("44 BC")'
+    assert time_span(claim.time) == "44 BC to 44 BC"  # as the LLM verifier is told it: never "-0043"
     assert time_phrase(ClaimTime("", "", "a hand-edited file", "year")) == ' ("a hand-edited file")'
     # No revision of a page goes back to 44 BC: the old page asked for is the text's own date only.
     assert reading_times(claim, MAY_2014, now=datetime(2026, 1, 1, tzinfo=UTC)) == ["2014-05-10"]

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from factcheck.claimtime import reading_times, year_label
+from factcheck.claimtime import reading_times, time_span
 from factcheck.context import current
 from factcheck.errors import LLMError
 from factcheck.llm.client import MAX_TOP_LOGPROBS, chat, ensure_usable
@@ -93,9 +93,7 @@ def time_lines(claim: Claim) -> str:
     if reference is not None and (claim.time is not None or reading_times(claim, reference)):
         lines.append(f"The text the claim comes from was written on {reference.date().isoformat()}.")
     if claim.time is not None:
-        span = claim.time.start if claim.time.start == claim.time.end else f"{claim.time.start} to {claim.time.end}"
-        if claim.time.start.startswith("-"):  # ISO's -0043 is 44 BC: a model could read it as 43
-            span = f"{year_label(claim.time.start)} to {year_label(claim.time.end)}"
+        span = time_span(claim.time)
         phrase = f' ("{one_line(claim.time.phrase)}")' if claim.time.phrase else ""
         lines.append(f"TIME THE CLAIM SPEAKS OF: {span}{phrase}. Judge it as of that time.")
     return "".join(f"{line}\n" for line in lines) + ("\n" if lines else "")
