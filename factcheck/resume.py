@@ -73,6 +73,7 @@ class AppendLog:
         self.sync = sync
         self.prepare = prepare  # what each record goes through before it is written (numbers rounded, say)
         self._lock = threading.Lock()
+        self.written = 0  # lines this log appended (counted once each is whole in the file)
         try:
             self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as exc:
@@ -93,6 +94,7 @@ class AppendLog:
                     written += os.write(self._fd, data[written:])
                 if self.sync:
                     os.fsync(self._fd)
+                self.written += 1
             except OSError as exc:  # a full disk, a file made read-only: one line, not a traceback
                 raise InputError(f"cannot write {self.path}: {exc.strerror or exc}") from None
 

@@ -197,13 +197,16 @@ def batch(
         claim_output(out, {"input": source.settings(), **fingerprint(settings), **precision})
         done = prepare_output(out, retry_failed=retry_failed)
         todo = sum(1 for doc_id in ids if doc_id not in done)
-        written = 0  # lines this run added
-        keeps(
-            lambda: (
+        log: AppendLog | None = None  # counts the lines this run added, as they reach the file
+
+        def kept() -> str:
+            written = log.written if log is not None else 0
+            return (
                 f"{out} keeps {len(ids) - todo + written} of {plural(len(ids), 'document')} "
                 f"({written} from this run); run the same command again to continue"
             )
-        )
+
+        keeps(kept)
         if not todo:  # nothing to do: start no engine (a Ray cluster takes seconds)
             result = BatchResult(Tally())
         else:
@@ -212,8 +215,6 @@ def batch(
             noted = set(service().refusals.met())
 
             def advance(record: dict[str, Any], tally: Tally) -> None:
-                nonlocal written
-                written += 1
                 progress.advance(record, tally)
                 for reason in service().refusals.met():  # said once, not once per document
                     if reason not in noted:
@@ -226,7 +227,8 @@ def batch(
                             soft_wrap=True,
                         )
 
-            with AppendLog(out, prepare=None if full_precision else rounded) as log, progress:
+            log = AppendLog(out, prepare=None if full_precision else rounded)
+            with log, progress:
                 result = asyncio.run(
                     _run(
                         checker,
