@@ -241,7 +241,8 @@ async function checkSelection(tab, menuText, frameId) {
   const url = captured?.url || tab.url || null;
   const title = captured?.title || tab.title || null;
   const pageDate = typeof captured?.date === "string" ? captured.date : null; // the article's own date
-  runCheck({ checkId, kind: "selection", text, url, title, tabId: tab.id, frameId: frame, onPage, pageDate });
+  const leftOut = onPage && Array.isArray(captured.leftOut) ? captured.leftOut : []; // [{reason, text}]: not sent
+  runCheck({ checkId, kind: "selection", text, url, title, tabId: tab.id, frameId: frame, onPage, pageDate, leftOut });
   return { checkId, text, frameId: frame };
 }
 
@@ -259,8 +260,8 @@ async function retry(tabId) {
     runCheck(state, state);
     return { checkId: state.checkId };
   }
-  const { checkId, kind, text, url, title, frameId, onPage, pageDate = null } = state;
-  const again = { checkId: kind === "selection" ? checkId : newCheckId(), kind, text, url, title, tabId, frameId, onPage, pageDate };
+  const { checkId, kind, text, url, title, frameId, onPage, pageDate = null, leftOut = [] } = state;
+  const again = { checkId: kind === "selection" ? checkId : newCheckId(), kind, text, url, title, tabId, frameId, onPage, pageDate, leftOut };
   runCheck(again);
   return { checkId };
 }
@@ -362,7 +363,7 @@ function mergedClaim(claim, original, segment) {
  * whose claims were not all checked), only those claims are sent, and their verdicts merged into it.
  */
 async function runCheck(
-  { checkId, kind, text, url, title, tabId, frameId = 0, onPage, refused = null, pageDate = null },
+  { checkId, kind, text, url, title, tabId, frameId = 0, onPage, refused = null, pageDate = null, leftOut = [] },
   previous = null,
 ) {
   const key = stateKey(tabId);
@@ -381,6 +382,7 @@ async function runCheck(
         claims: [], verdict: null, error: null, notes: [], at: Date.now(),
         unmarked: [], // ids of claims whose text the page changed while the check ran: listed, not marked
         pageDate, // the date the page gives its article (YYYY-MM-DD), or null
+        leftOut, // the selection's text not sent, with why ([{reason, text}], from the page's content script)
         // The date sent as when the text was written: the page's, unless the options turn that off.
         date: pageDate && (await loadSettings()).usePageDate ? pageDate : null,
       };

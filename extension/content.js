@@ -30,6 +30,7 @@
   const NOTE_LINK = /^#(?:cite[_-]?note|cite[_-]?ref|fn|footnote|endnote|note|ref)/i;
   // What a footnote number follows when it is not an exponent (10<sup>6</sup>): the end of a sentence or clause.
   const AFTER_PUNCTUATION = /[.!?,;:)\]"'\u201d\u2019]$/;
+  const LEFT_OUT_MAX = 20; // passages of a selection listed as left out of its check (the rest are not named)
 
   const captures = new Map(); // check id -> its captured text and pieces (see capture), and units (see unitOffsets)
   const owner = new WeakMap(); // text node -> id of the newest check that captured it (only it may mark it)
@@ -250,6 +251,7 @@
    */
   function capture(range) {
     const pieces = [];
+    const leftOut = new Map(); // "<reason>\0<text>" -> {reason, text}: what the reader sees (or the page holds) yet is not sent
     const memo = { visible: new Map(), clipped: new Map(), bounds: new Map() };
     const rangeRoot = range.commonAncestorContainer.getRootNode();
     let text = "";
@@ -278,6 +280,13 @@
     // A node of a shadow tree the walk entered is inside the selection as its host is (the range, in the
     // page's tree, cannot say: its boundaries are never inside a shadow tree it crosses).
     const selected = (node) => node.getRootNode() !== rangeRoot || range.intersectsNode(node);
+    // Text of the selection left out of the check, listed in the popup with why (the first LEFT_OUT_MAX).
+    const leaveOut = (node, reason) => {
+      const said = String(node.textContent ?? "").replace(/\s+/g, " ").trim();
+      if (!said || leftOut.size >= LEFT_OUT_MAX) return;
+      const shown = said.length > 160 ? `${said.slice(0, 159)}…` : said;
+      leftOut.set(`${reason}\u0000${shown}`, { reason, text: shown });
+    };
 
     const addText = (node) => {
       const parent = flatParent(node);
@@ -331,7 +340,7 @@
     const top = root.nodeType === Node.TEXT_NODE ? root.parentNode : root;
     if (top instanceof ShadowRoot) top.childNodes.forEach(walk); // a selection inside one shadow root
     else walk(top);
-    return { text, pieces };
+    return { text, pieces, leftOut: [...leftOut.values()] };
   }
 
   /** Split a text node at offset; the tail is remembered as the head's next part, with the same owner. */
@@ -554,10 +563,10 @@
         reply({ text: "", url: location.href, title: document.title, date: pageDate() });
         return false;
       }
-      const { text, pieces } = capture(selection.getRangeAt(0));
+      const { text, pieces, leftOut } = capture(selection.getRangeAt(0));
       captures.set(message.checkId, { text, pieces, units: null });
       for (const piece of pieces) owner.set(piece.node, message.checkId);
-      reply({ text, url: location.href, title: document.title, date: pageDate() });
+      reply({ text, url: location.href, title: document.title, date: pageDate(), leftOut });
     } else if (message?.type === "factcheck-highlight") {
       // The claims whose text the page no longer shows as checked are not marked: the popup says so.
       let marked = 0;

@@ -558,6 +558,26 @@ function renderSkipped(verdict, section) {
   section.replaceChildren(...(skipped.length ? [heading, list] : []));
 }
 
+/**
+ * The selection's text left out of the check by the page (state.leftOut: {reason, text}, from content.js),
+ * in the section given, grouped by why: text the page hides from its readers, and text the page's
+ * structure says is no claim. Hidden when nothing was left out.
+ */
+function renderLeftOut(state, section) {
+  if (!section) return;
+  const leftOut = (Array.isArray(state?.leftOut) ? state.leftOut : []).filter((each) => each && typeof each === "object");
+  section.hidden = leftOut.length === 0;
+  const list = element("ul", "left-out-list");
+  for (const passage of leftOut) {
+    const item = element("li", "left-out-passage");
+    item.dataset.reason = plain(passage.reason ?? "");
+    item.append(element("span", "left-out-text", `“${clip(plain(passage.text ?? ""), 160)}”`), element("span", "left-out-why", plain(passage.reason ?? "")));
+    list.append(item);
+  }
+  const heading = element("h2", null, `Left out of the check: ${plural(leftOut.length, "passage")} of the selection`);
+  section.replaceChildren(...(leftOut.length ? [heading, list] : []));
+}
+
 /** Show a check state (see background.js runCheck) in the popup's elements. */
 function renderState(state, nodes) {
   const verdict = state?.verdict;
@@ -601,6 +621,7 @@ function renderState(state, nodes) {
   nodes.caution.textContent = caution ? plain(/--profile wiki/.test(caution) ? caution : `${caution} ${WEB_ADVICE}`) : "";
   nodes.claims.replaceChildren(...(state?.claims ?? []).map((claim) => withPageNote(claimItem(claim), claim, state)));
   renderSkipped(verdict, document.getElementById("skipped"));
+  renderLeftOut(state, document.getElementById("left-out"));
   nodes.status.dataset.state = state?.status ?? "idle";
   const notes = collectNotes(state);
   nodes.notes.hidden = notes.length === 0;
