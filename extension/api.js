@@ -78,6 +78,34 @@ function textLabel(verdict) {
   return { label: composeLabel(verdict?.claims), rule, composedHere: true, serverLabel: verdict?.label ?? null };
 }
 
+// Bidirectional controls: ALM (U+061C), LRM and RLM (U+200E, U+200F), the embeddings and overrides
+// (U+202A to U+202E) and the isolates (U+2066 to U+2069). "\u202Egnp.exe" shows as "exe.png": a title
+// or a claim holding them could read otherwise than it is.
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** Untrusted text as it may be shown: a string, without bidirectional controls. */
+function plain(text) {
+  return String(text).replace(BIDI_CONTROLS, "");
+}
+
+// An agent's error when it cannot read the text's language (factcheck.language.refusal):
+// "the text is German (de); the nli verifier reads English only".
+const LANGUAGE_REFUSAL = /^the text is (.+?)(?: \([\w-]+\))?; the (.+?) reads (.+)$/;
+
+/**
+ * Why a text is UNVERIFIED when its agents cannot read its language, from their judgments' errors: "German
+ * text: no agent here reads German (the nli verifier reads English only)". Null when no agent said so.
+ */
+function unreadLanguage(verdict) {
+  const judgments = (verdict?.claims ?? []).flatMap((claim) => (Array.isArray(claim?.judgments) ? claim.judgments : []));
+  const refusals = judgments.map((judgment) => LANGUAGE_REFUSAL.exec(plain(judgment?.error ?? ""))).filter(Boolean);
+  if (!refusals.length) return null;
+  const language = refusals[0][1];
+  const readers = [...new Set(refusals.map(([, , component, reads]) => `the ${component} reads ${reads}`))].join("; ");
+  if (refusals.length === judgments.length) return `${language} text: no agent here reads ${language} (${readers}).`;
+  return `${language} text: some agents here do not read ${language} (${readers}) and abstained.`;
+}
+
 /** A readable error for a server's non-2xx answer, read from its JSON body when it has one. */
 async function answerError(response) {
   let message = response.statusText || "no reason given";

@@ -288,7 +288,12 @@ function showBadge(tabId, state) {
     // "T*", never "T!" (a red "!" is an error); the tooltip gives the footnote.
     text = BADGES[label] ? `${BADGES[label]}${caution ? "*" : ""}` : "";
     color = BADGE_COLORS[label] ?? BADGE_COLORS.UNVERIFIED;
-    title = `factcheck: ${label}${caution ? `\n* ${caution}` : ""}`;
+    // What the label stands on, and why a text in a language no agent reads is UNVERIFIED, as the popup says.
+    const claims = state.verdict?.claims ?? [];
+    const verified = claims.filter((claim) => typeof claim.score === "number").length;
+    const unread = unreadLanguage(state.verdict);
+    const decided = claims.length ? ` (${verified} of ${plural(claims.length, "claim")} verified)` : "";
+    title = plain(`factcheck: ${label}${decided}${unread ? `\n${unread}` : ""}${caution ? `\n* ${caution}` : ""}`);
   }
   // The tab may be gone by the time a check ends.
   ext.action.setBadgeText({ tabId, text }).catch(() => {});

@@ -135,7 +135,7 @@ def test_the_caution_reaches_each_mark_s_tooltip_and_the_badge(ext: Extension, f
     # The badge: the label with an asterisk, its tooltip the footnote; the colour stays the label's.
     assert ext.wait_badge(tab, "T*") == "T*"
     title = ext.call("return await chrome.action.getTitle({tabId: args[0]});", tab)
-    assert title == f"factcheck: TRUE\n* {CAUTION}"
+    assert title == f"factcheck: TRUE (2 of 2 claims verified)\n* {CAUTION}"
 
     # Without a caution: the plain label, and tooltips without one.
     ext.select(handle, "text")
@@ -143,7 +143,7 @@ def test_the_caution_reaches_each_mark_s_tooltip_and_the_badge(ext: Extension, f
     state = ext.wait_state(tab, check_id=answer["checkId"])
     settled_marks(ext.browser, handle, state)
     assert ext.wait_badge(tab, "T") == "T"
-    assert ext.call("return await chrome.action.getTitle({tabId: args[0]});", tab) == "factcheck: TRUE"
+    assert ext.call("return await chrome.action.getTitle({tabId: args[0]});", tab) == "factcheck: TRUE (2 of 2 claims verified)"
     assert not any("⚠" in title for title in ext.browser.execute_script(TOOLTIPS, answer["checkId"]))
 
 
@@ -268,4 +268,10 @@ def test_the_header_says_how_many_claims_were_verified_and_why_a_text_in_another
         "0 of 2 claims verified",
         "German text: no agent here reads German (the lexical verifier reads English only).",
         True,  # above the claims, beside the label
+    ]
+    # A reader who only looks at the toolbar learns the same from the badge's tooltip.
+    title = ext.call("return await chrome.action.getTitle({tabId: args[0]});", tab)
+    assert title.splitlines()[:2] == [
+        "factcheck: UNVERIFIED (0 of 2 claims verified)",
+        "German text: no agent here reads German (the lexical verifier reads English only).",
     ]
