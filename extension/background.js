@@ -489,11 +489,11 @@ async function runCheck(
         state.claims = data.claims.map(keptClaim);
         state.verdict = { ...data, claims: state.claims };
         state.status = "done";
-        // A claim not reached is not marked as a verdict; each mark's tooltip carries the caution too: a reader
-        // who only hovers sees it.
+        // A claim not reached is not marked as a verdict; each mark's tooltip carries the caution too, and why
+        // its agents could not read it: a reader who only hovers sees both.
         const caution = cautionOf(data);
         const reached = state.claims.filter((claim) => !claim.unchecked);
-        highlight(caution ? reached.map((claim) => ({ ...claim, caution })) : reached);
+        highlight(reached.map((claim) => ({ ...claim, caution, unread: unreadLanguage({ claims: [claim] }) })));
       } else if (name === "error") {
         state.status = "error";
         state.error = data.error;

@@ -457,7 +457,9 @@
     const text = String(claim.text ?? "").replace(BIDI_CONTROLS, "");
     // The server's caution (the evidence may not fit this page), which background.js lays on each claim.
     const caution = claim.caution ? `\n⚠ ${String(claim.caution).replace(BIDI_CONTROLS, "")}` : "";
-    mark.title = claim.pending ? `factcheck: checking… ${text}` : `factcheck: ${claim.label}${score}: ${text}${caution}`;
+    // Why its agents could not judge it (a language none of them reads), also laid on by background.js.
+    const unread = claim.unread ? `\n${String(claim.unread).replace(BIDI_CONTROLS, "")}` : "";
+    mark.title = claim.pending ? `factcheck: checking… ${text}` : `factcheck: ${claim.label}${score}: ${text}${unread}${caution}`;
   }
 
   /**

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.extension_shots import page_shot
 from tests import test_extension
 from tests.test_extension import (
     Extension,
@@ -112,7 +113,9 @@ TOOLTIPS = """return [...document.querySelectorAll('mark.factcheck-claim')]
     .filter((mark) => mark.dataset.check === arguments[0]).map((mark) => mark.title)"""
 
 
-def test_the_caution_reaches_each_mark_s_tooltip_and_the_badge(ext: Extension, fake: FakeServer, sites: str) -> None:
+def test_the_caution_reaches_each_mark_s_tooltip_and_the_badge(
+    ext: Extension, fake: FakeServer, sites: str, artifacts: Path
+) -> None:
     """Issue 41 item 6: a reader who only hovers sees that the evidence may not fit the page."""
     ext.use(fake.url)
     judged_by = {"profile": "offline", "agents": [], "caution": CAUTION}
@@ -136,6 +139,7 @@ def test_the_caution_reaches_each_mark_s_tooltip_and_the_badge(ext: Extension, f
     assert ext.wait_badge(tab, "T*") == "T*"
     title = ext.call("return await chrome.action.getTitle({tabId: args[0]});", tab)
     assert title == f"factcheck: TRUE (2 of 2 claims verified)\n* {CAUTION}"
+    page_shot(ext, handle, tab, artifacts / "extension-caution-page.png", mark="mark.factcheck-first")
 
     # Without a caution: the plain label, and tooltips without one.
     ext.select(handle, "text")
@@ -236,7 +240,7 @@ SHOWN = "(id) => document.getElementById(id)?.hidden === false ? document.getEle
 
 
 def test_the_header_says_how_many_claims_were_verified_and_why_a_text_in_another_language_is_unverified(
-    ext: Extension, fake: FakeServer, server: str, sites: str
+    ext: Extension, fake: FakeServer, server: str, sites: str, artifacts: Path
 ) -> None:
     """Issue 41 item 14: "k of n claims verified" under the label, and the reason a German text is UNVERIFIED."""
     ext.use(fake.url)
@@ -275,3 +279,11 @@ def test_the_header_says_how_many_claims_were_verified_and_why_a_text_in_another
         "factcheck: UNVERIFIED (0 of 2 claims verified)",
         "German text: no agent here reads German (the lexical verifier reads English only).",
     ]
+    # And a reader who only hovers, from each mark's tooltip.
+    ext.browser.switch_to.window(handle)
+    wait_until(
+        lambda: ext.browser.execute_script(TOOLTIPS, state["checkId"]),
+        lambda found: len(found) == 2 and all("\nGerman text: no agent here reads German (" in title for title in found),
+        "the language's reason in each mark's tooltip",
+    )
+    page_shot(ext, handle, tab, artifacts / "extension-german-page.png", mark="mark.factcheck-first")
