@@ -163,7 +163,7 @@ async function streamCheck({ text, url, title, date = null }, onEvent, signal) {
     if (signal?.aborted) throw signal.reason;
     throw new Error(`cannot reach ${server} (${error.message}): is the server running? Check its URL in the options`);
   }
-  if (!response.ok) throw new Error(await answerError(response));
+  if (!response.ok) throw Object.assign(new Error(await answerError(response)), { status: response.status });
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
   let buffer = "";

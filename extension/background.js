@@ -4,6 +4,7 @@
 if (typeof importScripts === "function") importScripts("api.js"); // Chromium's service worker; Firefox lists it
 
 const MENU_ID = "factcheck-selection";
+const PAGE_MENU_ID = "factcheck-page"; // the page's own menu (no selection): its main text
 const BADGES = { TRUE: "T", FALSE: "F", "PARTLY TRUE": "PT", UNVERIFIED: "?" };
 const BADGE_COLORS = {
   TRUE: "#2b8a3e",
@@ -15,6 +16,11 @@ const BADGE_COLORS = {
 };
 // The popup's button when the focus is in an iframe of a site the extension may not read.
 const UNREADABLE_FRAME = "cannot read the selection in this frame (a page from another site)";
+// A whole-page check where no script may run (a browser page, the web store) or the page shows no text.
+const UNREADABLE_PAGE = "cannot read this page's text (a browser page, or one the extension may not read)";
+const EMPTY_PAGE = "the page's main text is empty: nothing to check";
+/** Checks of text on the page: marked there, kept while the page holds it ("text" is pasted: no page). */
+const ON_PAGE = new Set(["selection", "page"]);
 const newest = new Map(); // state key -> id of the newest check started there: only it updates the popup and badge
 const running = new Map(); // state key -> Set of {checkId, controller, text, frameId, onPage}: requests to cancel
 
@@ -45,11 +51,13 @@ function supersedes(newer, older) {
 
 ext.runtime.onInstalled.addListener(() => {
   ext.contextMenus.create({ id: MENU_ID, title: "Fact-check selection", contexts: ["selection"] });
+  ext.contextMenus.create({ id: PAGE_MENU_ID, title: "Fact-check the whole page", contexts: ["page"] });
 });
 
 // The menu says which frame it was opened in (0: the page itself, else an iframe): that frame holds the selection.
 ext.contextMenus.onClicked.addListener((info, tab) => {
   if (info.menuItemId === MENU_ID) checkSelection(tab, info.selectionText || "", info.frameId ?? 0);
+  else if (info.menuItemId === PAGE_MENU_ID) checkSelection(tab, "", 0, { page: true }); // the top page's text
 });
 
 ext.runtime.onMessage.addListener((message, sender, reply) => {
@@ -64,6 +72,13 @@ ext.runtime.onMessage.addListener((message, sender, reply) => {
     ext.tabs
       .get(message.tabId)
       .then((tab) => checkSelection(tab, "", frameId))
+      .then(reply, (error) => reply({ error: error.message }));
+    return true;
+  } else if (message?.type === "check-page") {
+    // The popup's "Check the whole page": the tab's page (never an iframe's), its main text.
+    ext.tabs
+      .get(message.tabId)
+      .then((tab) => checkSelection(tab, "", 0, { page: true }))
       .then(reply, (error) => reply({ error: error.message }));
     return true;
   } else if (message?.type === "retry") {
@@ -105,7 +120,7 @@ async function liveChecks(tabId, frameId) {
   const key = stateKey(tabId);
   const state = await loadCheck(key);
   const live = [...(running.get(key) ?? [])].filter((request) => request.frameId === frameId).map((request) => request.checkId);
-  if (state?.kind === "selection" && (state.frameId ?? 0) === frameId) live.push(state.checkId);
+  if (ON_PAGE.has(state?.kind) && (state.frameId ?? 0) === frameId) live.push(state.checkId);
   return live;
 }
 
@@ -129,7 +144,7 @@ async function notePageChanged(key, state, change) {
 async function forgetIfPageLeft(tabId, changedUrl) {
   const key = stateKey(tabId);
   const state = await loadCheck(key);
-  if (!state || state.kind !== "selection") return; // a pasted text belongs to no page
+  if (!state || !ON_PAGE.has(state.kind)) return; // a pasted text belongs to no page
   let holds;
   if (state.onPage) {
     const message = { type: "factcheck-holds", checkId: state.checkId };
@@ -215,23 +230,25 @@ function newCheckId() {
  * selection). The content script, injected into that frame only, reads the selection's rendered text
  * itself, keyed by the check's id, so the claims' spans (offsets in that text) can be mapped back onto
  * the frame; where it cannot run (a browser page, a frame of another site), the menu's selection text
- * is checked without highlighting.
+ * is checked without highlighting. With `page`, the frame's main text instead of its selection (the whole
+ * page, read by its structure: see content.js mainText), checked and marked as a selection is.
  */
-async function checkSelection(tab, menuText, frameId) {
+async function checkSelection(tab, menuText, frameId, { page = false } = {}) {
   const checkId = newCheckId();
+  const kind = page ? "page" : "selection";
   let captured = null;
   let frame = frameId ?? 0;
   try {
     if (frameId === null) frame = await selectedFrame(tab.id);
     if (frame === null) {
       const { url = null, title = null } = tab;
-      runCheck({ checkId, kind: "selection", text: "", url, title, tabId: tab.id, onPage: false, refused: UNREADABLE_FRAME });
+      runCheck({ checkId, kind, text: "", url, title, tabId: tab.id, onPage: false, refused: UNREADABLE_FRAME });
       return { checkId, text: "", frameId: null, error: UNREADABLE_FRAME };
     }
     const target = { tabId: tab.id, frameIds: [frame] };
     await ext.scripting.executeScript({ target, files: ["content.js"] });
     await ext.scripting.insertCSS({ target, files: ["highlight.css"] }).catch(() => {});
-    const message = { type: "factcheck-capture", checkId, css: await loadHighlightCss() };
+    const message = { type: "factcheck-capture", checkId, css: await loadHighlightCss(), page };
     captured = await ext.tabs.sendMessage(tab.id, message, { frameId: frame });
   } catch (_) {
     captured = null;
@@ -242,7 +259,8 @@ async function checkSelection(tab, menuText, frameId) {
   const title = captured?.title || tab.title || null;
   const pageDate = typeof captured?.date === "string" ? captured.date : null; // the article's own date
   const leftOut = onPage && Array.isArray(captured.leftOut) ? captured.leftOut : []; // [{reason, text}]: not sent
-  runCheck({ checkId, kind: "selection", text, url, title, tabId: tab.id, frameId: frame, onPage, pageDate, leftOut });
+  const refused = page && !onPage ? (captured ? EMPTY_PAGE : UNREADABLE_PAGE) : null;
+  runCheck({ checkId, kind, text, url, title, tabId: tab.id, frameId: frame, onPage, pageDate, leftOut, refused });
   return { checkId, text, frameId: frame };
 }
 
@@ -261,7 +279,7 @@ async function retry(tabId) {
     return { checkId: state.checkId };
   }
   const { checkId, kind, text, url, title, frameId, onPage, pageDate = null, leftOut = [] } = state;
-  const again = { checkId: kind === "selection" ? checkId : newCheckId(), kind, text, url, title, tabId, frameId, onPage, pageDate, leftOut };
+  const again = { checkId: ON_PAGE.has(kind) ? checkId : newCheckId(), kind, text, url, title, tabId, frameId, onPage, pageDate, leftOut };
   runCheck(again);
   return { checkId };
 }
@@ -305,6 +323,15 @@ function showBadge(tabId, state) {
 function cautionOf(verdict) {
   const caution = verdict?.judged_by?.caution;
   return typeof caution === "string" && caution.trim() ? caution.trim() : null;
+}
+
+/** A whole page's text over the server's limit (its 413), in words: how long it is, and what to do instead. */
+function pageTooLong(text) {
+  const length = [...text].length.toLocaleString("en");
+  return (
+    `the page's main text is ${length} characters, more than the server accepts (it answered 413): ` +
+    "select a part of the page and check the selection, or raise the server's --max-text-chars"
+  );
 }
 
 /** What a lost connection means for a check, in words: how far it got, and what is kept. */
@@ -504,6 +531,7 @@ async function runCheck(
   } catch (error) {
     state.status = "error";
     state.error = error instanceof ConnectionLost ? connectionLost(state, error.message) : error.message;
+    if (kind === "page" && error.status === 413) state.error = pageTooLong(text);
   } finally {
     running.get(key)?.delete(request);
   }

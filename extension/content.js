@@ -241,6 +241,95 @@
     return element.localName === "sup" && AFTER_PUNCTUATION.test(before);
   }
 
+  // What a page's structure says is not its article's claims, [selector, reason]: the first that matches wins.
+  // Reasons are said to the reader in the popup ("Left out of the check: … a heading").
+  const PULL_QUOTE = "a pull quote: repeats the article's text";
+  const COMMENTS = "a comment counter";
+  const STRUCTURE = [
+    ["h1, h2, h3, h4, h5, h6, [role=heading]", "a heading"],
+    ["figcaption", "a figure caption"],
+    [".pullquote, .pull-quote, [role=doc-pullquote]", PULL_QUOTE],
+    [
+      "ins.adsbygoogle, [aria-label*=advert i], [class~=advertisement], [class~=ad-slot], [data-ad-slot], [id^=div-gpt-ad]",
+      "an advertisement",
+    ],
+    ["[role=note], .hatnote", "a hatnote: a note about the article, not of it"],
+    ["[role=doc-endnotes], [role=doc-bibliography], ol.references, .reflist", "the references"],
+    ["address, .byline", "a byline"],
+    [".dateline", "a dateline"],
+    ["nav, [role=navigation]", "the page's navigation"],
+    ["header, [role=banner]", "a header: title, byline or date"],
+    ["footer, [role=contentinfo]", "a footer"],
+    ["aside, [role=complementary]", "an aside: beside the article's text"],
+    [".comment-count, .comments-count", COMMENTS],
+  ];
+  // Elements that may repeat the article's own words (a pull quote drawn from it): left out only when they do.
+  const QUOTES = "aside, blockquote, [role=complementary]";
+  // The text of a whole element that is no claim: a comment counter ("Comments (3)", "12 comments") or an
+  // ad's label. Read from elements with no child element (leaves).
+  const COMMENT_COUNT =
+    /^(?:(?:comments?|responses?|replies)\s*[:(]?\s*\d[\d,.]*\s*k?\)?|\d[\d,.]*\s*k?\s*(?:comments?|responses?|replies)|no comments|(?:leave|add|post|show|view) (?:a |all )?comments?|join the (?:discussion|conversation))$/i;
+  const AD_LABEL = /^(?:advertisement|advertising|sponsored(?: content)?|anzeige|publicité)$/i;
+  // A line's own elements that name its author or give its date; a comment link.
+  const AUTHOR = '[rel~="author"], [itemprop~="author"]';
+  const COMMENT_LINK = 'a[href$="#comments"], a[href$="#respond"], a[href$="#disqus_thread"]';
+
+  const collapsed = (text) => String(text ?? "").replace(/\s+/g, " ").trim();
+  /** A text's words only, lower case: a pull quote's words are found in the article's whatever its quotes. */
+  const wordsOf = (text) => String(text ?? "").toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ").trim();
+
+  /**
+   * The block an element's text is a line of (a byline's paragraph or div), within scope: the element
+   * itself when it is a block; null when none is found below the scope (the scope is never left out).
+   */
+  function lineOf(element, scope) {
+    for (let box = element; box && box !== scope; box = flatParent(box)) {
+      if (box.nodeType === Node.ELEMENT_NODE && BLOCK_DISPLAY.test(getComputedStyle(box).display)) return box;
+    }
+    return null;
+  }
+
+  /**
+   * The lines of a scope that its structure says are no claims, by what they hold: an author's name
+   * (rel=author, itemprop=author), a <time>, a comment counter or link, an ad's label, with at most a
+   * few other words ("By Jane Doe · Updated May 10, 2014 · Comments (3)"): element -> reason. A <time>
+   * or an author's link inside a sentence is the sentence's. A counter's or ad label's own element is
+   * left out wherever it is.
+   */
+  function structuralLines(scope) {
+    const found = new Map();
+    if (!scope?.querySelectorAll) return found;
+    const tokens = []; // [element, reason]
+    for (const element of scope.querySelectorAll(AUTHOR)) tokens.push([element, "a byline"]);
+    for (const element of scope.querySelectorAll("time")) tokens.push([element, "a dateline"]);
+    for (const element of scope.querySelectorAll(COMMENT_LINK)) tokens.push([element, COMMENTS]);
+    for (const element of scope.querySelectorAll("a, button, span, div, p, li, small")) {
+      if (element.childElementCount > 0) continue;
+      const said = collapsed(element.textContent);
+      if (said.length > 60) continue;
+      if (COMMENT_COUNT.test(said)) found.set(element, COMMENTS);
+      else if (AD_LABEL.test(said)) found.set(element, "an advertisement");
+      else continue;
+      tokens.push([element, found.get(element)]);
+    }
+    const lines = new Map(); // line -> its tokens
+    for (const [element, reason] of tokens) {
+      const line = lineOf(element, scope);
+      if (line) lines.set(line, [...(lines.get(line) ?? []), [element, reason]]);
+    }
+    for (const [line, held] of lines) {
+      let rest = collapsed(line.textContent);
+      for (const [element] of held) rest = rest.replace(collapsed(element.textContent), " ");
+      const words = rest.match(/[\p{L}\p{N}]+/gu) ?? [];
+      const sentence = words.length >= 3 && /[.!?]["'\u201d\u2019)]?$/.test(rest.trim());
+      if (words.length > 4 || sentence) continue;
+      // The line is its tokens and a few words ("By", "Updated", "·"): a byline first, then a date.
+      const reasons = held.map(([, reason]) => reason);
+      found.set(line, reasons.includes("a byline") ? "a byline" : reasons[0]);
+    }
+    return found;
+  }
+
   /**
    * The selection's text as the reader sees it: rendered text only (hidden by style or laid out out of
    * sight: see visible and seen), open shadow roots' text where it shows, white space collapsed as the
@@ -248,8 +337,11 @@
    * invisible format characters (INVISIBLE) and footnotes' reference marks (a space in their place). Each
    * character that comes from a text node remembers where (pieces: [{node, start, map}], map[i] being
    * the offset in node of the piece's i-th character), so the claims' spans can be mapped back.
+   * With `structure` (the default), what the page's structure says is no claim of the article inside the
+   * selection is left out too (see structural); the element the selection lies in is never left out, so
+   * a reader who selects a caption alone has it checked.
    */
-  function capture(range) {
+  function capture(range, { structure = true } = {}) {
     const pieces = [];
     const leftOut = new Map(); // "<reason>\0<text>" -> {reason, text}: what the reader sees (or the page holds) yet is not sent
     const memo = { visible: new Map(), clipped: new Map(), bounds: new Map() };
@@ -309,6 +401,27 @@
       }
     };
 
+    const root = range.commonAncestorContainer;
+    const top = root.nodeType === Node.TEXT_NODE ? root.parentNode : root;
+    const lines = structure ? structuralLines(top) : new Map();
+    let selectionWords = null; // the selection's words, read once a possible pull quote is met
+    /**
+     * Why the page's structure says an element inside the selection is no claim of the article, or null:
+     * a heading, a caption, an aside, an ad, a byline... (STRUCTURE, structuralLines), or a pull quote, an
+     * aside or block quote that repeats words the selection holds elsewhere (the repeat is left out).
+     */
+    const structural = (element) => {
+      if (!structure || element === top) return null;
+      if (lines.has(element)) return lines.get(element);
+      if (element.matches(QUOTES)) {
+        const own = wordsOf(element.textContent);
+        selectionWords ??= wordsOf(range.toString());
+        const first = own.split(" ").length >= 4 ? selectionWords.indexOf(own) : -1;
+        if (first >= 0 && selectionWords.indexOf(own, first + 1) >= 0) return PULL_QUOTE;
+      }
+      return STRUCTURE.find(([selector]) => element.matches(selector))?.[1] ?? null;
+    };
+
     const walk = (node) => {
       if (node.nodeType === Node.TEXT_NODE) {
         if (selected(node)) addText(node);
@@ -328,6 +441,13 @@
       const block = BLOCK_DISPLAY.test(style.display);
       // A floated or positioned box is out of the text's flow: showing nothing, it breaks no line around it.
       const outOfFlow = style.float !== "none" || style.position === "absolute" || style.position === "fixed";
+      const why = structural(node);
+      if (why) {
+        // Listed where the reader sees it; a heading or a block still ends the sentence before it.
+        if (visible(node, memo)) leaveOut(node, why);
+        if (!outOfFlow) separate(block || why === "a heading" ? "\n\n" : " ");
+        return;
+      }
       const before = { length: text.length, separator };
       if (block) separate("\n\n");
       else if (cell) separate("\t");
@@ -336,8 +456,6 @@
       else if (block) separate("\n\n");
     };
 
-    const root = range.commonAncestorContainer;
-    const top = root.nodeType === Node.TEXT_NODE ? root.parentNode : root;
     if (top instanceof ShadowRoot) top.childNodes.forEach(walk); // a selection inside one shadow root
     else walk(top);
     return { text, pieces, leftOut: [...leftOut.values()] };
@@ -518,6 +636,21 @@
     ["article time[datetime]", "datetime"],
   ];
 
+  /**
+   * The page's main text, by its structure: its <main> (or role=main), else its article (the longest of
+   * several, not one inside another), else its body. {element, part}: part names which ("main", "article",
+   * "body"). Never the whole DOM: what lies around it (menus, sidebars, the footer) is not the page's text.
+   */
+  function mainText() {
+    const shown = (element) => element.checkVisibility?.() ?? true;
+    const main = [...document.querySelectorAll("main")].find(shown) ?? [...document.querySelectorAll("[role=main]")].find(shown);
+    if (main) return { element: main, part: "main" };
+    const articles = [...document.querySelectorAll("article")].filter((a) => shown(a) && !a.parentElement?.closest("article"));
+    const longest = (a, b) => (b.textContent.length > a.textContent.length ? b : a);
+    if (articles.length) return { element: articles.reduce(longest), part: "article" };
+    return document.body ? { element: document.body, part: "body" } : null;
+  }
+
   /** A calendar date (YYYY-MM-DD) from an ISO 8601 date or time, or null: the page's own words are never sent. */
   function isoDate(value) {
     const match = /^\s*(\d{4})-(\d{2})-(\d{2})(?:$|[T\s])/.exec(String(value ?? ""));
@@ -560,15 +693,22 @@
         highlightSheet = { css: message.css, sheet: new CSSStyleSheet() };
         highlightSheet.sheet.replaceSync(message.css);
       }
+      // The whole page's main text (the popup's "Check the whole page", the page's menu), or the selection.
+      const main = message.page ? mainText() : null;
       const selection = window.getSelection();
-      if (!selection || selection.rangeCount === 0 || selection.isCollapsed) {
+      if (!main && (!selection || selection.rangeCount === 0 || selection.isCollapsed)) {
         reply({ text: "", url: location.href, title: document.title, date: pageDate() });
         return false;
       }
-      const { text, pieces, leftOut } = capture(selection.getRangeAt(0));
+      const range = main ? document.createRange() : selection.getRangeAt(0);
+      if (main) range.selectNodeContents(main.element);
+      let { text, pieces, leftOut } = capture(range);
+      // All of it is what the structure leaves out (a heading or caption alone, selected with the start of
+      // the next paragraph): the reader asks about it, so it is checked as it is.
+      if (!/[\p{L}\p{N}]/u.test(text) && leftOut.length) ({ text, pieces, leftOut } = capture(range, { structure: false }));
       captures.set(message.checkId, { text, pieces, units: null });
       for (const piece of pieces) owner.set(piece.node, message.checkId);
-      reply({ text, url: location.href, title: document.title, date: pageDate(), leftOut });
+      reply({ text, url: location.href, title: document.title, date: pageDate(), leftOut, part: main?.part ?? null });
     } else if (message?.type === "factcheck-highlight") {
       // The claims whose text the page no longer shows as checked are not marked: the popup says so.
       let marked = 0;

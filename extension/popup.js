@@ -85,6 +85,12 @@ document.getElementById("selection").addEventListener("click", async () => {
   if (tabId !== null) ext.runtime.sendMessage({ type: "check-selection", tabId });
 });
 
+// The page's main text (its <main>, else its article, else its body), checked and marked as a selection is.
+document.getElementById("page").addEventListener("click", async () => {
+  const tabId = await ready;
+  if (tabId !== null) ext.runtime.sendMessage({ type: "check-page", tabId });
+});
+
 // After an error: the same text (for a selection, the same capture, marked again) is checked once more.
 // One click, one check: the button stays disabled until the check it started is rendered (renderState).
 nodes.retry.addEventListener("click", async () => {

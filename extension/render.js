@@ -441,7 +441,7 @@ function noteItem([claim, note]) {
 function describe(state) {
   const excerpt = ["“", element("bdi", "run", clip(String(state.text ?? "").replace(/\s+/g, " ").trim(), 90)), "”"];
   if (state.kind === "text") return [["Pasted text"], excerpt];
-  const where = [state.frameId ? "Selection in a frame" : "Selection"];
+  const where = [state.kind === "page" ? "Whole page (its main text)" : state.frameId ? "Selection in a frame" : "Selection"];
   if (state.title) where.push(" on “", element("bdi", "run", clip(plain(state.title), 60)), "”");
   try {
     if (state.url) where.push(" (", element("bdi", "run", new URL(state.url).host || state.url), ")");
@@ -546,7 +546,8 @@ function renderLeftOut(state, section) {
     item.append(element("span", "left-out-text", `“${clip(plain(passage.text ?? ""), 160)}”`), element("span", "left-out-why", plain(passage.reason ?? "")));
     list.append(item);
   }
-  const heading = element("h2", null, `Left out of the check: ${plural(leftOut.length, "passage")} of the selection`);
+  const whole = state?.kind === "page" ? "the page" : "the selection";
+  const heading = element("h2", null, `Left out of the check: ${plural(leftOut.length, "passage")} of ${whole}`);
   section.replaceChildren(...(leftOut.length ? [heading, list] : []));
 }
 
