@@ -13,9 +13,9 @@ from typing import Any
 
 from tests.test_extension import Extension
 
-# Draws the boxes; arguments: the badge {text, color: [r, g, b, a], title}, and the mark's selector.
+# Draws the boxes; arguments: the badge {text, color: [r, g, b, a], title}, the marks' selector, which of them.
 _OVERLAY = r"""
-const [badge, selector] = arguments;
+const [badge, selector, which] = arguments;
 const layer = document.createElement("div");
 layer.id = "factcheck-shot";
 layer.style.cssText = "position:absolute;left:0;top:0;width:100%;z-index:2147483647;pointer-events:none;"
@@ -50,7 +50,7 @@ if (badge.title) {
   shown.style.top = "34px";
   layer.append(shown);
 }
-const mark = selector ? document.querySelector(selector) : null;
+const mark = selector ? [...document.querySelectorAll(selector)].at(which) : null;
 if (mark) {
   const box = mark.getBoundingClientRect();
   layer.append(tip(mark.title, Math.max(4, box.left + scrollX), box.bottom + scrollY + 4));
@@ -60,9 +60,18 @@ return Boolean(mark);
 """
 
 
-def page_shot(ext: Extension, handle: str, tab: int, path: Path, mark: str | None = None, size: tuple[int, int] = (640, 400)) -> None:
+def page_shot(
+    ext: Extension,
+    handle: str,
+    tab: int,
+    path: Path,
+    mark: str | None = None,
+    which: int = 0,
+    size: tuple[int, int] = (640, 400),
+) -> None:
     """Save a shot of the page in ``handle`` with the tab's badge (and its tooltip) and, for ``mark`` (a CSS
-    selector of a mark), that mark's tooltip under it; the boxes are taken off again after."""
+    selector of marks), the tooltip of the ``which``-th mark it finds (-1: the last) under that mark; the
+    boxes are taken off again after."""
     badge: dict[str, Any] = ext.call(
         "const tabId = args[0]; return {text: await chrome.action.getBadgeText({tabId}),"
         " color: await chrome.action.getBadgeBackgroundColor({tabId}), title: await chrome.action.getTitle({tabId})};",
@@ -72,7 +81,7 @@ def page_shot(ext: Extension, handle: str, tab: int, path: Path, mark: str | Non
     browser.switch_to.window(handle)
     browser.set_window_size(*size)
     try:
-        found = browser.execute_script(_OVERLAY, badge, mark)
+        found = browser.execute_script(_OVERLAY, badge, mark, which)
         assert found or mark is None, f"no mark {mark!r} on the page to show the tooltip of"
         browser.save_screenshot(str(path))
     finally:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests import test_extension
+from tests.extension_shots import page_shot
 from tests.test_extension import (
     MAX_TEXT_CHARS,
     Extension,
@@ -199,24 +200,6 @@ def test_a_caption_pull_quote_or_heading_selected_alone_is_checked(
     assert state["leftOut"] == [] and fake.texts[-1] == text
 
 
-BADGE_AND_TOOLTIP = """
-const [badge, title, tooltip] = arguments;
-const mark = [...document.querySelectorAll('mark.factcheck-claim.factcheck-first')].pop();
-const box = mark.getBoundingClientRect();
-const tip = Object.assign(document.createElement('div'), {textContent: tooltip});
-tip.setAttribute('style', `position:absolute;left:${box.left + scrollX}px;top:${box.bottom + scrollY + 4}px;`
-  + 'max-width:340px;background:#fff;border:1px solid #868e96;box-shadow:1px 1px 3px #868e96;'
-  + 'font:12px sans-serif;padding:2px 4px;white-space:pre-wrap;z-index:10');
-const chip = Object.assign(document.createElement('div'), {textContent: badge});
-chip.setAttribute('style', 'position:fixed;right:8px;top:8px;background:#e67700;color:#fff;'
-  + 'font:bold 12px sans-serif;padding:1px 5px;border-radius:3px;z-index:10');
-chip.title = title;
-const label = Object.assign(document.createElement('div'), {textContent: 'badge (drawn by the test):'});
-label.setAttribute('style', 'position:fixed;right:40px;top:9px;font:11px sans-serif;color:#555;z-index:10');
-document.body.append(tip, chip, label);
-"""
-
-
 def test_check_the_whole_page_checks_its_main_text_marked_as_a_selection(
     ext: Extension, fake: FakeServer, site: str, artifacts: Path
 ) -> None:
@@ -255,17 +238,9 @@ def test_check_the_whole_page_checks_its_main_text_marked_as_a_selection(
     heading = browser.execute_script("return document.querySelector('#left-out h2').textContent")
     assert heading == "Left out of the check: 3 passages of the page"
 
-    # The screenshot: the page's marks, a mark's tooltip and the badge (headless Chromium draws neither the
-    # toolbar nor tooltips: the test draws them into the page, from the extension's own badge and title).
-    badge = ext.badge(tab)
-    title = ext.call("return await chrome.action.getTitle({tabId: args[0]});", tab)
-    browser.switch_to.window(handle)
-    browser.execute_script(BADGE_AND_TOOLTIP, badge, title, tooltips[-1])
-    browser.set_window_size(480, 500)
-    screenshot = artifacts / "extension-whole-page.png"
-    browser.save_screenshot(str(screenshot))
-    browser.set_window_size(480, 1000)
-    assert screenshot.stat().st_size > 10_000
+    # The screenshot: the page's marks, a mark's tooltip and the badge (drawn from the extension's own values).
+    shot = artifacts / "extension-whole-page.png"
+    page_shot(ext, handle, tab, shot, mark="mark.factcheck-first", which=-1, size=(480, 500))
 
 
 def test_the_whole_page_is_its_longest_article_without_main(ext: Extension, fake: FakeServer, site: str) -> None:
