@@ -31,6 +31,14 @@
   // What a footnote number follows when it is not an exponent (10<sup>6</sup>): the end of a sentence or clause.
   const AFTER_PUNCTUATION = /[.!?,;:)\]"'\u201d\u2019]$/;
   const LEFT_OUT_MAX = 20; // passages of a selection listed as left out of its check (the rest are not named)
+  // An icon font, whose ligatures draw a word ("info", "home") as a picture (Material Icons, Font Awesome).
+  const ICON_FONT = /icon|symbols|awesome|glyph/i;
+  // Text whose colour is this close to its background's is hidden: a contrast ratio (WCAG 2's, from relative
+  // luminance: 1 for equal colours, 21 for black on white) under 1.2, as #f0f0f0 or #fafafa text on white.
+  // Light text that a reader can make out (#ddd on white is 1.36) is checked.
+  const LIKE_BACKGROUND = 1.2;
+  // Elements that paint a picture under or over text: a colour comparison cannot say what shows there.
+  const PICTURES = new Set(["img", "picture", "video", "canvas", "svg", "iframe", "embed", "object", "input"]);
 
   const captures = new Map(); // check id -> its captured text and pieces (see capture), and units (see unitOffsets)
   const owner = new WeakMap(); // text node -> id of the newest check that captured it (only it may mark it)
@@ -54,11 +62,20 @@
     return element.childNodes;
   }
 
-  /** Whether an element and its subtree are rendered as text (display:none, script, aria-hidden are not). */
+  /**
+   * Whether an element and its subtree are rendered as text (display:none, script, aria-hidden decoration
+   * are not). Text hidden from screen readers alone (aria-hidden) that has words is what a sighted reader
+   * sees: it is checked where it shows; its screen-reader copy, if any, is clipped away (see hiddenAs).
+   */
   function rendered(element) {
     if (UNRENDERED.has(element.localName)) return false;
-    if (element.getAttribute("aria-hidden") === "true") return false; // decoration, or a copy for screen readers
+    if (element.getAttribute("aria-hidden") === "true" && decoration(element)) return false;
     return getComputedStyle(element).display !== "none";
+  }
+
+  /** Whether text hidden from screen readers is decoration: no letter or digit (★★★★☆, ›), or an icon font's ligature. */
+  function decoration(element) {
+    return !/[\p{L}\p{N}]/u.test(element.textContent) || ICON_FONT.test(getComputedStyle(element).fontFamily);
   }
 
   /**
@@ -133,29 +150,216 @@
   }
 
   /**
-   * Whether an element's own text shows, by its style: not invisible, transparent, of font size 0,
-   * clipped to nothing, or clipped to a pixel (a screen-reader-only label). Where its text lies
-   * (off-screen, in a closed accordion, scaled to nothing) is for seen() to say.
+   * Why an element's own text does not show, by its style, or null when it shows: invisible, transparent
+   * (opacity 0, or glyphs of no colour), in a collapsed section, of font size 0, clipped to nothing or to a
+   * pixel (a screen-reader-only label), or the colour of its background. Where its text lies (off-screen,
+   * in a closed accordion, scaled to nothing) is for unseen() to say. The reason is a short phrase for the
+   * popup's list of what was left out.
    */
-  function visible(element, memo) {
-    if (!memo.visible.has(element)) {
-      const style = getComputedStyle(element);
-      // An element of display: contents (a <slot>, a framework's wrapper) has no box, which checkVisibility
-      // takes as hidden: its parent's visibility is its own.
-      const parent = flatParent(element);
-      let shows;
-      if (style.display === "contents") shows = parent?.nodeType === Node.ELEMENT_NODE ? visible(parent, memo) : true;
-      else if (element.checkVisibility) shows = element.checkVisibility({ opacityProperty: true, visibilityProperty: true });
-      else shows = style.visibility === "visible";
-      if (shows && style.display !== "contents") {
-        const box = element.getBoundingClientRect();
-        const outOfFlow = style.position === "absolute" || style.position === "fixed";
-        if (outOfFlow && box.width <= 1 && box.height <= 1) shows = false;
-      }
-      if (shows && (parseFloat(style.fontSize) === 0 || !inked(element, style) || clippedAway(element, memo))) shows = false;
-      memo.visible.set(element, shows);
+  function hiddenAs(element, memo) {
+    if (!memo.hidden.has(element)) memo.hidden.set(element, hiddenWhy(element, memo));
+    return memo.hidden.get(element);
+  }
+
+  function hiddenWhy(element, memo) {
+    const style = getComputedStyle(element);
+    // An element of display: contents (a <slot>, a framework's wrapper) has no box, which checkVisibility
+    // takes as hidden: its parent's visibility is its own.
+    const parent = flatParent(element);
+    if (style.display === "contents") return parent?.nodeType === Node.ELEMENT_NODE ? hiddenAs(parent, memo) : null;
+    // checkVisibility leaves content-visibility: auto alone (contentVisibilityAuto: false, its default): it
+    // only puts off painting what is far from view, which a reader scrolls to.
+    if (element.checkVisibility && !element.checkVisibility({ opacityProperty: true, visibilityProperty: true })) {
+      // In a collapsed section (content-visibility: hidden, hidden="until-found", a closed <details>)?
+      if (!element.checkVisibility()) return collapsedWhy(element);
+      return element.checkVisibility({ visibilityProperty: true }) ? "hidden: transparent (opacity: 0)" : "hidden: visibility: hidden";
     }
-    return memo.visible.get(element);
+    if (!element.checkVisibility && style.visibility !== "visible") return "hidden: visibility: hidden";
+    const box = element.getBoundingClientRect();
+    const outOfFlow = style.position === "absolute" || style.position === "fixed";
+    if (outOfFlow && box.width <= 1 && box.height <= 1) return "hidden: a one-pixel box (text for screen readers)";
+    if (parseFloat(style.fontSize) === 0) return "hidden: font size 0";
+    if (!inked(element, style)) return "hidden: transparent text";
+    if (clippedAway(element, memo)) return "hidden: clipped to nothing";
+    if (likeBackground(element, style, memo)) return "hidden: text the colour of its background";
+    return null;
+  }
+
+  /** Why an element's content is collapsed (a reason, see hiddenAs), or null when it is not. */
+  function collapsed(element) {
+    if (element.localName === "details" && !element.open) return "hidden: collapsed section (a closed <details>)";
+    if (getComputedStyle(element).contentVisibility !== "hidden") return null;
+    if (element.getAttribute("hidden") === "until-found") return "hidden: collapsed section (hidden=until-found)";
+    return "hidden: content-visibility: hidden";
+  }
+
+  /** The collapsed section an element is in, as a reason: the nearest collapsed ancestor's. */
+  function collapsedWhy(element) {
+    for (let box = flatParent(element); box?.nodeType === Node.ELEMENT_NODE; box = flatParent(box)) {
+      const why = collapsed(box);
+      if (why) return why;
+    }
+    return "hidden: collapsed section";
+  }
+
+  const colours = new Map(); // a computed colour -> [r, g, b, alpha] (0-255, alpha 0-1), or null if unread
+  let palette = null; // a one-pixel canvas that reads any colour (oklch(), color(display-p3 …)) as sRGB
+
+  /** A computed colour as [r, g, b, alpha] in sRGB, or null if it cannot be read. */
+  function rgba(color) {
+    if (!colours.has(color)) {
+      const legacy = /^rgba?\((\d+(?:\.\d+)?), (\d+(?:\.\d+)?), (\d+(?:\.\d+)?)(?:, (\d*\.?\d+))?\)$/.exec(color);
+      let value = legacy ? [+legacy[1], +legacy[2], +legacy[3], legacy[4] === undefined ? 1 : +legacy[4]] : null;
+      if (!value && typeof OffscreenCanvas === "function") {
+        palette ??= new OffscreenCanvas(1, 1).getContext("2d", { willReadFrequently: true });
+        if (palette) {
+          palette.clearRect(0, 0, 1, 1);
+          palette.fillStyle = "#000"; // kept if the colour is not one the canvas reads
+          palette.fillStyle = color;
+          palette.fillRect(0, 0, 1, 1);
+          const [r, g, b, a] = palette.getImageData(0, 0, 1, 1).data;
+          value = [r, g, b, a / 255];
+        }
+      }
+      colours.set(color, value);
+    }
+    return colours.get(color);
+  }
+
+  /** A colour laid over an opaque one (alpha compositing): the opaque colour seen. */
+  function over([r, g, b, a], [r0, g0, b0]) {
+    return [r * a + r0 * (1 - a), g * a + g0 * (1 - a), b * a + b0 * (1 - a)];
+  }
+
+  /** WCAG 2's contrast ratio of two opaque sRGB colours, from their relative luminance: 1 (equal) to 21. */
+  function contrast(one, two) {
+    const luminance = (rgb) => {
+      const [r, g, b] = rgb.map((c) => (c / 255 <= 0.04045 ? c / 255 / 12.92 : ((c / 255 + 0.055) / 1.055) ** 2.4));
+      return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    const [light, dark] = [luminance(one), luminance(two)].sort((x, y) => y - x);
+    return (light + 0.05) / (dark + 0.05);
+  }
+
+  /**
+   * The page's canvas, under every background, when it is known: white. Not known (null) in a frame, whose
+   * canvas shows the page around it, or under a dark colour scheme, whose canvas is dark.
+   */
+  function canvas(memo) {
+    if (memo.canvas === undefined) {
+      const schemes = `${getComputedStyle(document.documentElement).colorScheme} ${
+        document.querySelector('meta[name="color-scheme"]')?.getAttribute("content") ?? ""}`;
+      const known = window === window.top && !/dark/.test(schemes);
+      memo.canvas = known ? [255, 255, 255] : null;
+    }
+    return memo.canvas;
+  }
+
+  /**
+   * The colour an element's text is painted on: the first background colour up the flat tree (colours with
+   * alpha laid over those below), else the page's canvas; null when that is not known: a background image
+   * or gradient on the way, or a canvas not known (see canvas).
+   */
+  function backdrop(element, memo) {
+    if (!memo.backdrop.has(element)) {
+      const style = getComputedStyle(element);
+      const parent = flatParent(element);
+      const below = () => (parent?.nodeType === Node.ELEMENT_NODE ? backdrop(parent, memo) : canvas(memo));
+      let seen;
+      if (style.display === "contents") seen = below(); // no box: paints no background
+      else if (style.backgroundImage !== "none") seen = null;
+      else {
+        const color = rgba(style.backgroundColor);
+        if (!color) seen = null;
+        else if (color[3] >= 1) seen = color.slice(0, 3);
+        else {
+          const under = below();
+          seen = under && (color[3] > 0 ? over(color, under) : under);
+        }
+      }
+      memo.backdrop.set(element, seen);
+    }
+    return memo.backdrop.get(element);
+  }
+
+  /**
+   * Whether an element's text is painted in (nearly) the colour it is painted on: a contrast ratio under
+   * LIKE_BACKGROUND between its colour (laid over its backdrop) and its backdrop. Whatever makes that unsure
+   * keeps the text, never leaving out text a reader sees on a guess: an outline or shadow of another colour, a
+   * background image or gradient under them (see backdrop), a filter or blend mode above them, an inset shadow,
+   * a pseudo-element or any other box (a photo under a caption) painted where the text is. SVG text is kept.
+   */
+  function likeBackground(element, style, memo) {
+    if (element instanceof SVGElement) return false; // an SVG text's fill, and the shapes under it, are its own
+    if (transparent(style.webkitTextFillColor || style.color)) return false; // glyphs of no colour: see inked()
+    if ((memo.forced ??= matchMedia("(forced-colors: active)").matches)) return false; // a high-contrast theme's own colours
+    const under = backdrop(element, memo);
+    if (!under) return false;
+    // The glyphs' fill, outline and shadows, each like the backdrop (a transparent one is; an unread one is not).
+    const like = (color) => {
+      const value = rgba(color);
+      return Boolean(value) && contrast(over(value, under), under) < LIKE_BACKGROUND;
+    };
+    if (!like(style.webkitTextFillColor || style.color)) return false;
+    if (parseFloat(style.webkitTextStrokeWidth) > 0 && !like(style.webkitTextStrokeColor)) return false;
+    const shadows = style.textShadow === "none" ? [] : style.textShadow.split(/,(?![^(]*\))/);
+    const shadowColor = (shadow) => /^\s*([a-z-]+\([^)]*\)|#[0-9a-f]+|[a-z]+)/i.exec(shadow)?.[1] ?? "";
+    if (!shadows.every((shadow) => like(shadowColor(shadow)))) return false;
+    // A colour like its backdrop's: look for anything else painted there.
+    const chain = [];
+    let opaque = false; // below the first opaque background, nothing paints through (but a filter above it acts)
+    for (let box = element; box?.nodeType === Node.ELEMENT_NODE; box = flatParent(box)) {
+      const boxStyle = getComputedStyle(box);
+      if (boxStyle.filter !== "none" || boxStyle.backdropFilter !== "none" || boxStyle.mixBlendMode !== "normal") return false;
+      chain.push(box);
+      if (opaque) continue;
+      if (/inset/.test(boxStyle.boxShadow)) return false; // an inset shadow paints over the background
+      for (const pseudo of ["::before", "::after"]) {
+        const drawn = getComputedStyle(box, pseudo);
+        if (drawn.content !== "none" && (drawn.backgroundImage !== "none" || !transparent(drawn.backgroundColor))) return false;
+      }
+      opaque = (rgba(boxStyle.backgroundColor)?.[3] ?? 0) >= 1;
+    }
+    return !paintedOver(element, chain, memo);
+  }
+
+  /**
+   * Whether a box other than the element's own and its ancestors' (a picture, a background, a positioned
+   * photo laid under a caption) is painted where the element's own text is.
+   */
+  function paintedOver(element, chain, memo) {
+    const range = document.createRange();
+    const rects = [];
+    for (const child of element.childNodes) {
+      if (child.nodeType !== Node.TEXT_NODE || !/\S/.test(child.data)) continue;
+      range.selectNodeContents(child);
+      rects.push(...range.getClientRects());
+    }
+    if (!rects.length) rects.push(element.getBoundingClientRect());
+    const root = element.getRootNode();
+    for (const scope of root === document ? [document] : [document, root]) {
+      if (!memo.painters.has(scope)) memo.painters.set(scope, painters(scope));
+    }
+    const mine = new Set(chain);
+    const overlap = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1
+      && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1;
+    return [...memo.painters.values()].flat().some(
+      (painter) => !mine.has(painter.element) && rects.some((rect) => overlap(rect, painter.box)),
+    );
+  }
+
+  /** The boxes of a document or shadow root that paint something of their own: a picture, a background. */
+  function painters(scope) {
+    const found = [];
+    for (const element of scope.querySelectorAll("*")) {
+      if (!PICTURES.has(element.localName)) {
+        const style = getComputedStyle(element);
+        if (style.backgroundImage === "none" && transparent(style.backgroundColor)) continue;
+      }
+      const box = element.getBoundingClientRect();
+      if (box.width > 0 && box.height > 0) found.push({ element, box });
+    }
+    return found;
   }
 
   /**
@@ -190,17 +394,17 @@
   }
 
   /**
-   * Whether the reader can see a piece of text at rect (viewport coordinates) whose parent is given: the
-   * rect has an area (not font-size 0 or scale(0)), is not wholly outside the document (left: -9999px,
-   * text-indent: -9999px), and no ancestor's overflow cuts it away (a max-height: 0 accordion). Only the
-   * boxes that contain it cut it: an absolutely positioned box escapes the overflow of ancestors that
-   * are not positioned, a fixed one that of every ancestor but a transformed one.
+   * Why the reader cannot see a piece of text at rect (viewport coordinates) whose parent is given, or null
+   * when they can: the rect has an area (not font-size 0 or scale(0)), is not wholly outside the document
+   * (left: -9999px, text-indent: -9999px), and no ancestor's overflow cuts it away (a max-height: 0
+   * accordion). Only the boxes that contain it cut it: an absolutely positioned box escapes the overflow
+   * of ancestors that are not positioned, a fixed one that of every ancestor but a transformed one.
    */
-  function rectSeen(rect, parent, memo) {
-    if (rect.width <= 0 || rect.height <= 0) return false;
+  function rectHidden(rect, parent, memo) {
+    if (rect.width <= 0 || rect.height <= 0) return "hidden: no size on the page";
     const [x, y] = [rect.left + scrollX, rect.top + scrollY]; // document coordinates
     const { width, height } = (memo.reach ??= pageReach());
-    if (x + rect.width <= 0 || y + rect.height <= 0 || x >= width || y >= height) return false;
+    if (x + rect.width <= 0 || y + rect.height <= 0 || x >= width || y >= height) return "hidden: off the page";
     let { left, top, right, bottom } = rect;
     let escape = ""; // how the box below left the normal flow: "" (it did not), "absolute" or "fixed"
     for (let element = parent; element?.nodeType === Node.ELEMENT_NODE; element = flatParent(element)) {
@@ -209,22 +413,29 @@
       if (!contains) continue;
       if (cut?.x) [left, right] = [Math.max(left, cut.box.left), Math.min(right, cut.box.right)];
       if (cut?.y) [top, bottom] = [Math.max(top, cut.box.top), Math.min(bottom, cut.box.bottom)];
-      if (right <= left || bottom <= top) return false;
+      if (right <= left || bottom <= top) return "hidden: cut off by the box around it";
       escape = position === "absolute" || position === "fixed" ? position : "";
     }
-    return true;
+    return null;
   }
 
   /**
-   * Whether the reader can see characters [from, to) of a text node, by where they are laid out: one of
-   * the boxes of their lines is seen (rectSeen). A text partly cut (a one-line title ending in "…", a
-   * preview under "Read more") counts whole: a sentence is checked whole, never a fragment of it.
+   * Why the reader cannot see characters [from, to) of a text node, by where they are laid out, or null
+   * when one of the boxes of their lines is seen (rectHidden): the first box's reason. A text partly cut (a
+   * one-line title ending in "…", a preview under "Read more") counts whole: a sentence is checked whole,
+   * never a fragment of it.
    */
-  function seen(node, from, to, memo) {
+  function unseen(node, from, to, memo) {
     const range = document.createRange();
     range.setStart(node, from);
     range.setEnd(node, to);
-    return [...range.getClientRects()].some((rect) => rectSeen(rect, flatParent(node), memo));
+    let why = "hidden: no size on the page";
+    for (const [index, rect] of [...range.getClientRects()].entries()) {
+      const hidden = rectHidden(rect, flatParent(node), memo);
+      if (!hidden) return null;
+      if (index === 0) why = hidden;
+    }
+    return why;
   }
 
   /**
@@ -274,7 +485,7 @@
   const AUTHOR = '[rel~="author"], [itemprop~="author"]';
   const COMMENT_LINK = 'a[href$="#comments"], a[href$="#respond"], a[href$="#disqus_thread"]';
 
-  const collapsed = (text) => String(text ?? "").replace(/\s+/g, " ").trim();
+  const squeezed = (text) => String(text ?? "").replace(/\s+/g, " ").trim();
   /** A text's words only, lower case: a pull quote's words are found in the article's whatever its quotes. */
   const wordsOf = (text) => String(text ?? "").toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ").trim();
 
@@ -305,7 +516,7 @@
     for (const element of scope.querySelectorAll(COMMENT_LINK)) tokens.push([element, COMMENTS]);
     for (const element of scope.querySelectorAll("a, button, span, div, p, li, small")) {
       if (element.childElementCount > 0) continue;
-      const said = collapsed(element.textContent);
+      const said = squeezed(element.textContent);
       if (said.length > 60) continue;
       if (COMMENT_COUNT.test(said)) found.set(element, COMMENTS);
       else if (AD_LABEL.test(said)) found.set(element, "an advertisement");
@@ -318,8 +529,8 @@
       if (line) lines.set(line, [...(lines.get(line) ?? []), [element, reason]]);
     }
     for (const [line, held] of lines) {
-      let rest = collapsed(line.textContent);
-      for (const [element] of held) rest = rest.replace(collapsed(element.textContent), " ");
+      let rest = squeezed(line.textContent);
+      for (const [element] of held) rest = rest.replace(squeezed(element.textContent), " ");
       const words = rest.match(/[\p{L}\p{N}]+/gu) ?? [];
       const sentence = words.length >= 3 && /[.!?]["'\u201d\u2019)]?$/.test(rest.trim());
       if (words.length > 4 || sentence) continue;
@@ -330,13 +541,26 @@
     return found;
   }
 
+  /** A node's words as the page holds them, a space between blocks: its scripts, styles and display: none left out. */
+  function passage(node) {
+    if (node.nodeType === Node.TEXT_NODE) return node.data;
+    if (node.nodeType !== Node.ELEMENT_NODE || UNRENDERED.has(node.localName)) return "";
+    const display = getComputedStyle(node).display;
+    if (display === "none") return "";
+    const inner = [...flatChildren(node)].map(passage).join("");
+    return /^(inline|contents)/.test(display) && node.localName !== "br" ? inner : ` ${inner} `;
+  }
+
   /**
    * The selection's text as the reader sees it: rendered text only (hidden by style or laid out out of
-   * sight: see visible and seen), open shadow roots' text where it shows, white space collapsed as the
+   * sight: see hiddenAs and unseen), open shadow roots' text where it shows, white space collapsed as the
    * page shows it, a blank line between blocks, a line break for <br>, a tab between table cells, without
    * invisible format characters (INVISIBLE) and footnotes' reference marks (a space in their place). Each
    * character that comes from a text node remembers where (pieces: [{node, start, map}], map[i] being
-   * the offset in node of the piece's i-th character), so the claims' spans can be mapped back.
+   * the offset in node of the piece's i-th character), so the claims' spans can be mapped back. Text the
+   * page holds in the selection that a reader cannot see is not sent, and is listed (leftOut: {reason,
+   * text}, each passage once, as the outermost element that hides it), except what the page never renders
+   * as text (display: none, scripts, styles, aria-hidden decoration).
    * With `structure` (the default), what the page's structure says is no claim of the article inside the
    * selection is left out too (see structural); the element the selection lies in is never left out, so
    * a reader who selects a caption alone has it checked.
@@ -344,7 +568,7 @@
   function capture(range, { structure = true } = {}) {
     const pieces = [];
     const leftOut = new Map(); // "<reason>\0<text>" -> {reason, text}: what the reader sees (or the page holds) yet is not sent
-    const memo = { visible: new Map(), clipped: new Map(), bounds: new Map() };
+    const memo = { hidden: new Map(), clipped: new Map(), bounds: new Map(), backdrop: new Map(), painters: new Map() };
     const rangeRoot = range.commonAncestorContainer.getRootNode();
     let text = "";
     let separator = "";
@@ -374,21 +598,51 @@
     const selected = (node) => node.getRootNode() !== rangeRoot || range.intersectsNode(node);
     // Text of the selection left out of the check, listed in the popup with why (the first LEFT_OUT_MAX).
     const leaveOut = (node, reason) => {
-      const said = String(node.textContent ?? "").replace(/\s+/g, " ").trim();
+      const said = passage(node).replace(/\s+/g, " ").trim();
       if (!said || leftOut.size >= LEFT_OUT_MAX) return;
       const shown = said.length > 160 ? `${said.slice(0, 159)}…` : said;
       leftOut.set(`${reason}\u0000${shown}`, { reason, text: shown });
     };
 
+    const entered = new Set(); // the elements the walk is inside
+    // The outermost element, from a text's parent up to where the walk began, that is hidden the same way
+    // (why(element) is the reason) and whose other children with words are hidden too: a passage is listed
+    // once, as the element that hides it, not as each of its paragraphs.
+    const outermost = (element, why, reason) => {
+      let found = element;
+      for (let parent = flatParent(found); parent && entered.has(parent) && why(parent) === reason; parent = flatParent(found)) {
+        const others = [...flatChildren(parent)].every((child) => child === found || child.nodeType !== Node.ELEMENT_NODE
+          || !/\S/.test(child.textContent) || !rendered(child) || why(child) !== null);
+        if (!others) break;
+        found = parent;
+      }
+      return found;
+    };
+    const styled = (element) => hiddenAs(element, memo);
+    const placed = (element) => styled(element) ?? rectHidden(element.getBoundingClientRect(), flatParent(element), memo);
+
     const addText = (node) => {
       const parent = flatParent(node);
-      if (!parent || !visible(parent, memo)) return;
+      if (!parent) return;
       const from = node === range.startContainer ? range.startOffset : 0;
       const to = node === range.endContainer ? range.endOffset : node.data.length;
+      const words = from < to && /\S/.test(node.data.slice(from, to));
+      // Text hidden by a style a reader could be fooled by (white on white, font size 0, off the page) is
+      // where an injection hides: it is listed in the popup, with why. (Text the page does not render at
+      // all, display: none, a script, is not: see rendered.)
+      const hidden = styled(parent);
+      if (hidden) {
+        if (words) leaveOut(outermost(parent, styled, hidden), hidden);
+        return;
+      }
       if (from >= to) return;
       // White space alone is not asked: collapsed, or hanging at the end of a line, it has no box, yet it
       // still separates the words around it.
-      if (/\S/.test(node.data.slice(from, to)) && !seen(node, from, to, memo)) return;
+      const away = words ? unseen(node, from, to, memo) : null;
+      if (away) {
+        leaveOut(outermost(parent, placed, away), away);
+        return;
+      }
       const whiteSpace = getComputedStyle(parent).whiteSpace;
       const keepSpaces = /^(pre|pre-wrap|break-spaces)$/.test(whiteSpace);
       const keepLines = keepSpaces || whiteSpace === "pre-line";
@@ -444,14 +698,26 @@
       const why = structural(node);
       if (why) {
         // Listed where the reader sees it; a heading or a block still ends the sentence before it.
-        if (visible(node, memo)) leaveOut(node, why);
+        if (!hiddenAs(node, memo)) leaveOut(node, why);
         if (!outOfFlow) separate(block || why === "a heading" ? "\n\n" : " ");
         return;
       }
       const before = { length: text.length, separator };
       if (block) separate("\n\n");
       else if (cell) separate("\t");
-      for (const child of flatChildren(node)) walk(child);
+      // A collapsed section (hidden="until-found", content-visibility: hidden) is left out whole; a closed
+      // <details> shows its summary only.
+      const shut = collapsed(node);
+      const summary = shut && node.localName === "details" ? [...node.children].find((c) => c.localName === "summary") : null;
+      entered.add(node);
+      if (shut && !summary) leaveOut(node, shut);
+      else {
+        for (const child of flatChildren(node)) {
+          if (shut && child !== summary) leaveOut(child, shut);
+          else walk(child);
+        }
+      }
+      entered.delete(node);
       if (outOfFlow && text.length === before.length) separator = before.separator;
       else if (block) separate("\n\n");
     };
