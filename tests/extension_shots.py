@@ -32,9 +32,6 @@ chip.style.cssText = `position:absolute;right:-6px;bottom:-6px;padding:0 3px;bor
   + `font:bold 10px system-ui,sans-serif;background:rgba(${r},${g},${b},${a / 255});`;
 icon.append(chip);
 bar.append(icon);
-// The page moves down under the toolbar strip while the shot is taken.
-document.documentElement.dataset.factcheckShotPadding = document.documentElement.style.paddingTop;
-document.documentElement.style.paddingTop = "36px";
 const tip = (text, left, top, right) => {
   const box = document.createElement("div");
   box.textContent = text;
@@ -44,18 +41,21 @@ const tip = (text, left, top, right) => {
   return box;
 };
 layer.append(bar);
+let below = 36; // the page moves down under the toolbar strip and the badge's tooltip while the shot is taken
 if (badge.title) {
-  const shown = tip(badge.title, 0, 34 + scrollY, 8);
+  const shown = tip(badge.title, 0, 34, 8);
   shown.style.position = "fixed";
-  shown.style.top = "34px";
   layer.append(shown);
 }
+document.documentElement.append(layer);
+below += layer.lastChild === bar ? 0 : layer.lastChild.getBoundingClientRect().height + 6;
+document.documentElement.dataset.factcheckShotPadding = document.documentElement.style.paddingTop;
+document.documentElement.style.paddingTop = `${below}px`;
 const mark = selector ? [...document.querySelectorAll(selector)].at(which) : null;
 if (mark) {
   const box = mark.getBoundingClientRect();
   layer.append(tip(mark.title, Math.max(4, box.left + scrollX), box.bottom + scrollY + 4));
 }
-document.documentElement.append(layer);
 return Boolean(mark);
 """
 
@@ -67,7 +67,7 @@ def page_shot(
     path: Path,
     mark: str | None = None,
     which: int = 0,
-    size: tuple[int, int] = (640, 400),
+    size: tuple[int, int] = (640, 480),
 ) -> None:
     """Save a shot of the page in ``handle`` with the tab's badge (and its tooltip) and, for ``mark`` (a CSS
     selector of marks), the tooltip of the ``which``-th mark it finds (-1: the last) under that mark; the
@@ -90,5 +90,19 @@ def page_shot(
             "const root = document.documentElement; root.style.paddingTop = root.dataset.factcheckShotPadding ?? '';"
             "delete root.dataset.factcheckShotPadding;"
         )
+        browser.set_window_size(480, 1000)
+    assert path.stat().st_size > 5_000
+
+
+def popup_shot(browser: Any, path: Path, down_to: str = "claims", width: int = 480) -> None:
+    """Save a shot of the popup open in ``browser``, from its top down to the bottom of the element of id
+    ``down_to`` (the claims, say: the legend below is left out)."""
+    bottom = browser.execute_script(
+        "return document.getElementById(arguments[0]).getBoundingClientRect().bottom", down_to
+    )
+    browser.set_window_size(width, int(bottom) + 150)  # the window's frame takes some of its height
+    try:
+        browser.save_screenshot(str(path))
+    finally:
         browser.set_window_size(480, 1000)
     assert path.stat().st_size > 5_000

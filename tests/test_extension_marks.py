@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from tests import test_extension
+from tests.extension_shots import page_shot
 from tests.test_extension import (
     KEY,
     Extension,
@@ -114,7 +115,7 @@ def no_cut_characters(browser: Any) -> bool:
 
 
 def test_emoji_before_inside_and_between_claims_leave_the_marks_on_their_sentences(
-    ext: Extension, fake: FakeServer, server: str, site: str
+    ext: Extension, fake: FakeServer, server: str, site: str, artifacts: Path
 ) -> None:
     # The stand-in's claims keep their emoji; its spans count code points, as the server's do.
     ext.use(fake.url)
@@ -147,6 +148,8 @@ def test_emoji_before_inside_and_between_claims_leave_the_marks_on_their_sentenc
         "Smoking causes lung cancer.",
     ]
     assert no_cut_characters(ext.browser)
+    ext.select(handle, None)
+    page_shot(ext, handle, tab, artifacts / "extension-emoji-page.png", mark="mark.factcheck-first", which=-1)
     # The claim with emoji gets the verdict of the same sentence without them.
     alone = httpx.post(
         f"{server}/v1/check",
@@ -226,7 +229,7 @@ def test_a_page_that_changes_during_a_check_is_marked_only_where_its_text_is_unc
 
 
 def test_footnote_numbers_are_left_out_and_end_no_sentence_inside_a_claim(
-    ext: Extension, fake: FakeServer, site: str
+    ext: Extension, fake: FakeServer, site: str, artifacts: Path
 ) -> None:
     ext.use(fake.url)
     handle, tab = ext.open(f"{site}/notes.html")
@@ -245,6 +248,8 @@ def test_footnote_numbers_are_left_out_and_end_no_sentence_inside_a_claim(
     assert marked["c4"] == "Construction of it is maybe slow."
     assert marked["c6"] == "Milk has calcium."  # marked around the note's number
     assert [c["label"] for c in state["claims"][:4]] == ["TRUE", "FALSE", "TRUE", "TRUE"]
+    ext.select(handle, None)
+    page_shot(ext, handle, tab, artifacts / "extension-footnotes-page.png", mark="mark.factcheck-first", which=1)
 
 
 def test_skipped_sentences_are_listed_with_why_and_invisible_characters_are_not_sent(

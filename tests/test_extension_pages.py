@@ -9,10 +9,12 @@ from __future__ import annotations
 import datetime
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from tests import test_extension
+from tests.extension_shots import popup_shot
 from tests.test_extension import Extension, FakeServer, marks, page, served, settled_marks, wait_until
 
 # The browser, the servers and the artifacts folder of tests/test_extension.py (fixtures are found by their names).
@@ -81,7 +83,7 @@ def check_page(ext: Extension, url: str) -> tuple[str, int, dict[str, object]]:
 
 
 def test_the_page_s_date_is_when_its_claims_speak_of_shown_in_the_popup_and_can_be_turned_off(
-    ext: Extension, server: str, site: str
+    ext: Extension, server: str, site: str, artifacts: Path
 ) -> None:
     ext.use(server)
     use_page_date(ext, True)
@@ -92,6 +94,7 @@ def test_the_page_s_date_is_when_its_claims_speak_of_shown_in_the_popup_and_can_
     page_date = ext.browser.execute_script("return document.getElementById('page-date').textContent")
     assert page_date.startswith("Page dated 2014-05-10 (from the page)")
     assert view["claims"][0]["time"] == 'Speaks of 2013 ("last year")'
+    popup_shot(ext.browser, artifacts / "extension-page-date.png")
 
     # Turned off in the options: the same page is checked as of today, and the popup says the date was not used.
     use_page_date(ext, False)
@@ -125,7 +128,7 @@ def page_changed(ext: Extension) -> str:
 
 
 def test_a_single_page_app_s_new_address_keeps_the_result_with_a_note(
-    ext: Extension, fake: FakeServer, site: str
+    ext: Extension, fake: FakeServer, site: str, artifacts: Path
 ) -> None:
     ext.use(fake.url)
     handle, tab, state = check_page(ext, f"{site}/app.html?spa")
@@ -140,6 +143,7 @@ def test_a_single_page_app_s_new_address_keeps_the_result_with_a_note(
     view = ext.popup(tab)
     assert [c["text"] for c in view["claims"]] == ["Apples grow on trees."]
     assert page_changed(ext) == f"The page changed since this check (new address: {site}/app/next)."
+    popup_shot(ext.browser, artifacts / "extension-page-moved.png")
     assert ext.badge(tab) == "T"
 
 

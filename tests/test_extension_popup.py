@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests import test_extension
-from tests.extension_shots import page_shot
+from tests.extension_shots import page_shot, popup_shot
 from tests.test_extension import (
     Extension,
     FakeServer,
@@ -81,7 +81,7 @@ def sites(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def test_the_popup_button_says_it_cannot_read_a_selection_in_another_site_s_frame(
-    ext: Extension, fake: FakeServer, sites: str
+    ext: Extension, fake: FakeServer, sites: str, artifacts: Path
 ) -> None:
     """Issue 41 item 5: the focus in an iframe the extension cannot script never falls back to an older selection."""
     ext.use(fake.url)
@@ -99,6 +99,7 @@ def test_the_popup_button_says_it_cannot_read_a_selection_in_another_site_s_fram
     ext.wait_badge(tab, "!")
     view = ext.popup(tab)
     assert (view["state"], view["status"]) == ("error", f"Error: {message}")
+    popup_shot(ext.browser, artifacts / "extension-unreadable-frame.png", down_to="form")
 
     # Back in the page (a click there moves the focus out of the iframe): its own selection is checked.
     ext.browser.switch_to.window(handle)
@@ -287,4 +288,4 @@ def test_the_header_says_how_many_claims_were_verified_and_why_a_text_in_another
         lambda found: len(found) == 2 and all("\nGerman text: no agent here reads German (" in t for t in found),
         "the language's reason in each mark's tooltip",
     )
-    page_shot(ext, handle, tab, artifacts / "extension-german-page.png", mark="mark.factcheck-first")
+    page_shot(ext, handle, tab, artifacts / "extension-german-page.png", mark="mark.factcheck-first", size=(640, 560))

@@ -240,7 +240,7 @@ def test_check_the_whole_page_checks_its_main_text_marked_as_a_selection(
 
     # The screenshot: the page's marks, a mark's tooltip and the badge (drawn from the extension's own values).
     shot = artifacts / "extension-whole-page.png"
-    page_shot(ext, handle, tab, shot, mark="mark.factcheck-first", which=-1, size=(480, 500))
+    page_shot(ext, handle, tab, shot, mark="mark.factcheck-first", which=-1, size=(480, 620))
 
 
 def test_the_whole_page_is_its_longest_article_without_main(ext: Extension, fake: FakeServer, site: str) -> None:

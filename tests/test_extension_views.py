@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tests import test_extension
+from tests.extension_shots import popup_shot
 from tests.test_extension import COUNTER, Extension, FakeServer
 
 # The browser, the stand-in server, the pages and the artifacts folder of tests/test_extension.py.
@@ -131,7 +132,7 @@ def step(number: int, action: str, actor: str, verdict: bool | None, evidence: l
 
 
 def test_the_deliberation_shows_only_steps_that_happened_once_each_with_the_passage_each_used(
-    ext: Extension, fake: FakeServer, pages: str
+    ext: Extension, fake: FakeServer, pages: str, artifacts: Path
 ) -> None:
     mine = {**COUNTER, "text": "Statins lowered LDL by 30% in trial X.", "title": "Trial X"}
     elsewhere = {
@@ -154,6 +155,8 @@ def test_the_deliberation_shows_only_steps_that_happened_once_each_with_the_pass
     assert claim["passages"] == ["Statins lowered LDL by 30% in trial X.", None]
     assert claim["steps"][1] == ["revise · leader (web): false (0.70) · 1 call", "ruling 4"]
     assert not any("pasta" in line.lower() for s in claim["steps"] for line in s)
+    ext.browser.execute_script("document.getElementById('legend').open = false")
+    popup_shot(ext.browser, artifacts / "extension-deliberation.png")
 
     # A deliberation gated but stopped before any step shows no empty "0 steps" section: one line.
     claim = streamed(ext, fake, pages, "nosteps", {"judgments": [web], "deliberation": {**gated, "steps": []}})

@@ -219,4 +219,4 @@ def test_the_popup_lists_what_was_left_out_of_the_check_and_why(
     shown = ["Flu vaccines reduce hospital visits.", "Washing hands helps prevent flu."]
     assert marked_text(ext, handle, state) == shown
     ext.select(handle, None)
-    page_shot(ext, handle, tab, artifacts / "extension-hidden-page.png", mark="mark.factcheck-first", size=(520, 360))
+    page_shot(ext, handle, tab, artifacts / "extension-hidden-page.png", mark="mark.factcheck-first", size=(520, 440))
