@@ -108,15 +108,86 @@ function unreadLanguage(verdict) {
 
 /** A readable error for a server's non-2xx answer, read from its JSON body when it has one. */
 async function answerError(response) {
-  let message = response.statusText || "no reason given";
+  return (await refusal(response)).message;
+}
+
+/**
+ * A server's non-2xx answer as an Error: its readable message, its `status`, and for a 413 the server's
+ * `maxTextChars` (the longest text it takes, in code points: its `max_text_chars` field, else read from the
+ * message "... over the limit of 20000"; null when it says neither, as a proxy's 413 does not).
+ */
+async function refusal(response) {
+  let body = null;
   try {
-    message = (await response.json()).error || message;
+    body = await response.json();
   } catch (_) {
     // not JSON: keep the status
   }
+  let message = (typeof body?.error === "string" && body.error) || response.statusText || "no reason given";
+  let maxTextChars = null;
+  if (response.status === 413) {
+    const said = Number.isInteger(body?.max_text_chars) ? body.max_text_chars : Number(/over the limit of (\d+)/.exec(message)?.[1]);
+    maxTextChars = Number.isInteger(said) && said > 0 ? said : null;
+  }
   if (response.status === 401) message += " (check the API key in the options)";
-  if (response.status === 413) message += " (select a shorter text)";
-  return `the server answered ${response.status}: ${message}`;
+  if (response.status === 413) message += maxTextChars ? " (select a shorter text, or check it in parts)" : " (select a shorter text)";
+  return Object.assign(new Error(`the server answered ${response.status}: ${message}`), { status: response.status, maxTextChars });
+}
+
+/** How many Unicode code points a text has: what the server counts (its limit, its claims' spans). */
+function codePoints(text) {
+  let count = 0;
+  for (const _ of String(text)) count++;
+  return count;
+}
+
+/** Where a key's refusal to send corrections is kept: its server and a digest of the key (never the key). */
+async function correctorId(server, apiKey) {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(apiKey));
+  const hex = [...new Uint8Array(digest).slice(0, 8)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  return `${server} ${hex}`;
+}
+
+/**
+ * Whether the popup offers "Correct this": only where the options hold a key (the server takes corrections
+ * from a key's holder alone) and that server has not refused this key's corrections (403) before.
+ */
+async function correctionsOffered() {
+  const { server, apiKey } = await loadSettings();
+  if (!apiKey) return false;
+  const { correctionsRefused } = await ext.storage.local.get({ correctionsRefused: [] });
+  return !correctionsRefused.includes(await correctorId(server, apiKey));
+}
+
+/**
+ * POST a correction ({result, claim, label, note}: docs/server.md, POST /v1/feedback) with the options' key:
+ * {ok, lent} when the server stored it; {ok: false, status, message} when it did not, a 403 (this key may not
+ * send corrections) remembered for this server and key, so the popup stops offering it.
+ */
+async function sendCorrection(body) {
+  const { server, apiKey } = await loadSettings();
+  if (!apiKey) return { ok: false, status: 0, message: "no API key in the options: the server takes corrections from a key's holder only" };
+  let response;
+  try {
+    response = await fetch(`${server}/v1/feedback`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Authorization: `Bearer ${apiKey}` },
+      body: JSON.stringify(body),
+    });
+  } catch (error) {
+    return { ok: false, status: 0, message: `cannot reach ${server} (${error.message})` };
+  }
+  if (!response.ok) {
+    const error = await refusal(response);
+    if (response.status === 403) {
+      const id = await correctorId(server, apiKey);
+      const { correctionsRefused } = await ext.storage.local.get({ correctionsRefused: [] });
+      if (!correctionsRefused.includes(id)) await ext.storage.local.set({ correctionsRefused: [...correctionsRefused, id] });
+    }
+    return { ok: false, status: response.status, message: error.message };
+  }
+  const stored = await response.json().catch(() => ({}));
+  return { ok: true, status: response.status, lent: stored?.lent !== false };
 }
 
 /** GET /v1/components with the given settings (typed, not necessarily saved): a line saying what happened. */
@@ -163,7 +234,7 @@ async function streamCheck({ text, url, title, date = null }, onEvent, signal) {
     if (signal?.aborted) throw signal.reason;
     throw new Error(`cannot reach ${server} (${error.message}): is the server running? Check its URL in the options`);
   }
-  if (!response.ok) throw Object.assign(new Error(await answerError(response)), { status: response.status });
+  if (!response.ok) throw await refusal(response); // a 413 says the longest text the server takes
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
   let buffer = "";

@@ -84,6 +84,13 @@ ext.runtime.onMessage.addListener((message, sender, reply) => {
   } else if (message?.type === "retry") {
     retry(message.tabId).then(reply, (error) => reply({ error: error.message }));
     return true;
+  } else if (message?.type === "check-parts") {
+    checkInParts(message.tabId).then(reply, (error) => reply({ error: error.message }));
+    return true;
+  } else if (message?.type === "correct") {
+    // Only ever sent by the popup's "Send correction" button: the reader's own click on one claim.
+    correct(message).then(reply, (error) => reply({ ok: false, status: 0, message: error.message }));
+    return true;
   } else if (message?.type === "factcheck-page-moved" && Number.isInteger(sender.tab?.id)) {
     forgetIfPageLeft(sender.tab.id); // a single-page app's new address: the result stays, with a note
   } else if (message?.type === "factcheck-restored" && Number.isInteger(sender.tab?.id)) {
@@ -278,10 +285,44 @@ async function retry(tabId) {
     runCheck(state, state);
     return { checkId: state.checkId };
   }
+  if (state.inParts) return checkInParts(tabId); // a check in parts that failed: in the same parts again
   const { checkId, kind, text, url, title, frameId, onPage, pageDate = null, leftOut = [] } = state;
   const again = { checkId: ON_PAGE.has(kind) ? checkId : newCheckId(), kind, text, url, title, tabId, frameId, onPage, pageDate, leftOut };
   runCheck(again);
   return { checkId };
+}
+
+/**
+ * Check a tab's last text in parts, after the server refused it as too long (413): parts under its limit,
+ * one request after another, in the same check (a selection keeps its check id, so each part's claims are
+ * marked on the text captured the first time), merged into one result.
+ */
+async function checkInParts(tabId) {
+  const state = await loadCheck(stateKey(tabId));
+  const limit = state?.tooLong?.limit ?? state?.inParts?.limit;
+  if (!state?.text?.trim() || !limit) return { error: "nothing to check in parts" };
+  if (state.status === "checking") return { error: "a check is running in this tab" }; // a second click
+  const { checkId, kind, text, url, title, frameId, onPage, pageDate = null, leftOut = [] } = state;
+  const parts = { limit, spans: textParts(text, limit) };
+  runCheck({ checkId: kind === "selection" ? checkId : newCheckId(), kind, text, url, title, tabId, frameId, onPage, pageDate, leftOut, parts });
+  return { checkId, parts: parts.spans.length };
+}
+
+/**
+ * Send the reader's correction of one claim of the tab's result to the server (POST /v1/feedback): the
+ * result cut down to that claim, the ruling and the note. Refused when the tab shows another check by now.
+ */
+async function correct({ tabId, checkId, claimId, label, note }) {
+  const state = await loadCheck(stateKey(tabId));
+  const claim = state?.checkId === checkId && state.verdict ? state.claims.find((each) => each.id === claimId) : null;
+  if (!claim || claim.pending || claim.unchecked) return { ok: false, status: 0, message: "this claim's verdict is no longer shown" };
+  if (!["TRUE", "FALSE"].includes(label)) return { ok: false, status: 0, message: "choose TRUE or FALSE" };
+  // The checked text as the server gave it (factcheck/1), with this claim alone: what it keeps with the correction.
+  const { claims: _, ...verdict } = state.verdict;
+  const { pending: _p, unchecked: _u, deliberating: _d, ...checked } = claim;
+  const result = { ...verdict, schema: verdict.schema ?? "factcheck/1", text: state.text, claims: [checked] };
+  if (state.url && /^https?:/.test(state.url)) result.url = state.url;
+  return sendCorrection({ result, claim: claimId, label, note: String(note ?? "").trim().slice(0, 2000) });
 }
 
 /** The toolbar badge of a tab: progress while checking, the label when done, "!" on an error. */
@@ -330,7 +371,7 @@ function pageTooLong(text) {
   const length = [...text].length.toLocaleString("en");
   return (
     `the page's main text is ${length} characters, more than the server accepts (it answered 413): ` +
-    "select a part of the page and check the selection, or raise the server's --max-text-chars"
+    "check it in parts, select a part of the page and check the selection, or raise the server's --max-text-chars"
   );
 }
 
@@ -363,7 +404,9 @@ function restOf(claims) {
   claims.forEach((claim, index) => {
     if (!claim.unchecked) return;
     if (text) text += "\n\n";
-    segments.push({ index, start: text.length, end: text.length + claim.text.length });
+    // In code points, as the server's spans count them (an emoji is one).
+    const start = codePoints(text);
+    segments.push({ index, start, end: start + codePoints(claim.text) });
     text += claim.text;
   });
   return { text, segments };
@@ -373,7 +416,8 @@ function restOf(claims) {
 function segmentOf(rest, claim) {
   const start = Array.isArray(claim?.span) ? claim.span[0] : null;
   if (Number.isInteger(start)) return rest.segments.find((segment) => segment.start <= start && start < segment.end) ?? null;
-  return rest.segments.find((segment) => rest.text.slice(segment.start, segment.end).includes(claim?.text ?? "\0")) ?? null;
+  const points = [...rest.text];
+  return rest.segments.find((segment) => points.slice(segment.start, segment.end).join("").includes(claim?.text ?? "\0")) ?? null;
 }
 
 /**
@@ -383,7 +427,7 @@ function segmentOf(rest, claim) {
 function mergedClaim(claim, original, segment) {
   let span = original.span;
   const [start, end] = Array.isArray(claim.span) ? claim.span : [];
-  const verbatim = Array.isArray(span) && span[1] - span[0] === original.text.length;
+  const verbatim = Array.isArray(span) && span[1] - span[0] === codePoints(original.text);
   if (verbatim && Number.isInteger(start) && Number.isInteger(end) && end <= segment.end) {
     span = [span[0] + start - segment.start, span[0] + end - segment.start];
   }
@@ -391,11 +435,54 @@ function mergedClaim(claim, original, segment) {
 }
 
 /**
+ * A text too long for the server cut into parts of at most `limit` code points, each ending where the text
+ * allows the best break: a paragraph, else a line, else a sentence, else a space, else (one unbroken run
+ * longer than the limit) anywhere. [[start, end], ...] in code points, blank parts left out.
+ */
+function textParts(text, limit) {
+  const points = [...text];
+  const breaks = [/\n\s*\n\s*$/, /\n\s*$/, /[.!?…][)\]"'”’»]*\s+$/, /\s$/];
+  /** The last place from `least` on where a break of `kind` ends (the part ends after its whitespace), or 0. */
+  const lastBreak = (start, length, kind, least) => {
+    for (let cut = length; cut >= least; cut--) {
+      const next = points[start + cut];
+      if (next !== undefined && /\s/.test(next)) continue;
+      if (kind.test(points.slice(start + Math.max(0, cut - 8), start + cut).join(""))) return cut;
+    }
+    return 0;
+  };
+  const spans = [];
+  let start = 0;
+  while (start < points.length) {
+    let end = Math.min(points.length, start + limit);
+    if (end < points.length) {
+      const length = end - start;
+      // The best kind of break in the window's second half (no tiny parts), else any break, else a hard cut.
+      const cut =
+        breaks.reduce((found, kind) => found || lastBreak(start, length, kind, Math.ceil(length / 2)), 0) ||
+        breaks.reduce((found, kind) => found || lastBreak(start, length, kind, 1), 0);
+      if (cut) end = start + cut;
+    }
+    if (points.slice(start, end).join("").trim()) spans.push([start, end]);
+    start = end;
+  }
+  return spans;
+}
+
+/** A claim of one part's check, on the whole text: its span moved by the part's start, its id the result's. */
+function partClaim(claim, start, id) {
+  const span = Array.isArray(claim?.span) ? claim.span.map((at) => at + start) : null;
+  return keptClaim({ ...claim, id, span });
+}
+
+/**
  * Run one check request for a tab, keeping the tab's state as its events come. With `previous` (a result
- * whose claims were not all checked), only those claims are sent, and their verdicts merged into it.
+ * whose claims were not all checked), only those claims are sent, and their verdicts merged into it. With
+ * `parts` ({limit, spans}: textParts of a text too long for the server), one request per part, one after
+ * another, their claims moved onto the whole text and merged into one result.
  */
 async function runCheck(
-  { checkId, kind, text, url, title, tabId, frameId = 0, onPage, refused = null, pageDate = null, leftOut = [] },
+  { checkId, kind, text, url, title, tabId, frameId = 0, onPage, refused = null, pageDate = null, leftOut = [], parts = null },
   previous = null,
 ) {
   const key = stateKey(tabId);
@@ -417,6 +504,8 @@ async function runCheck(
         leftOut, // the selection's text not sent, with why ([{reason, text}], from the page's content script)
         // The date sent as when the text was written: the page's, unless the options turn that off.
         date: pageDate && (await loadSettings()).usePageDate ? pageDate : null,
+        // A check in parts: the server's limit, how many parts, and the part being checked (null once done).
+        inParts: parts ? { limit: parts.limit, count: parts.spans.length, part: null } : null,
       };
   const publish = () => {
     if (newest.get(key) !== checkId) return Promise.resolve(); // a newer check in this tab owns the popup and badge
@@ -460,79 +549,132 @@ async function runCheck(
     );
     return claims;
   };
-  const mergedVerdict = (claims, data) => ({
-    ...previous.verdict,
+  const mergedVerdict = (claims, data, base = previous.verdict) => ({
+    ...base,
     claims,
     // The text's label is composed from its claims' (the server's score of a text checked in parts is not known).
     label: composeLabel(claims),
     labels: "compose",
     score: null,
     partial: claims.some((claim) => claim.unchecked),
-    notes: [...(previous.verdict.notes ?? []), ...(data?.notes ?? []), ...(data?.usage?.notes ?? [])],
+    notes: [...(base.notes ?? []), ...(data?.notes ?? []), ...(data?.usage?.notes ?? [])],
   });
+  let part = null; // the part being checked: {number, start, base (its first claim's place in the result), done}
+  let partsVerdict = null; // the parts' verdicts so far, merged
+  /** A part's verdict merged into those before it: the first gives the text's fields (its whole text). */
+  const mergePart = (data) => {
+    const { claims: _, usage: _usage, notes: _notes, skipped = [], ...fields } = data;
+    const base = partsVerdict ?? { ...fields, text, skipped: [], notes: [] };
+    const moved = (Array.isArray(skipped) ? skipped : []).map((sentence) => ({
+      ...sentence,
+      span: Array.isArray(sentence?.span) ? sentence.span.map((at) => at + part.start) : null,
+    }));
+    partsVerdict = { ...mergedVerdict(state.claims, data, base), skipped: [...base.skipped, ...moved], parts: part.number };
+  };
+  // A verdict's claims as they are marked: a claim not reached is not marked as a verdict; each mark's tooltip
+  // carries the server's caution too, and why its agents could not read it: a reader who only hovers sees both.
+  const verdictMarks = (claims, data) =>
+    claims
+      .filter((claim) => !claim.unchecked)
+      .map((claim) => ({ ...claim, caution: cautionOf(data), unread: unreadLanguage({ claims: [claim] }) }));
+  const onEvent = (name, data) => {
+    if (part && Number.isInteger(data?.index)) {
+      // A part's claim by its place in the part: its place in the result, and (a verdict) its span on the whole text.
+      const index = part.base + data.index;
+      data = { ...data, index, ...(data.claim ? { claim: partClaim(data.claim, part.start, `c${index + 1}`) } : {}) };
+    }
+    if (Array.isArray(data?.notes)) state.notes.push(...data.notes);
+    if (part && name === "claims") {
+      // Each part's claims follow those of the parts before, numbered on: c1, c2, ... across the parts.
+      part.base = state.claims.length;
+      state.claims.push(...data.claims.map((claim, n) => ({ ...partClaim(claim, part.start, `c${part.base + n + 1}`), pending: true })));
+      highlight(state.claims.slice(part.base));
+    } else if (part && name === "verdict") {
+      const claims = data.claims.map((claim, n) => partClaim(claim, part.start, `c${part.base + n + 1}`));
+      state.claims.splice(part.base, state.claims.length - part.base, ...claims);
+      mergePart(data);
+      part.done = true;
+      highlight(verdictMarks(claims, data));
+    } else if (rest && name === "claims") {
+      // The claims rechecked show as "…" again; the first claim found in each one's text takes its place.
+      data.claims.forEach((claim, index) => {
+        const segment = segmentOf(rest, claim);
+        const first = segment && !places.includes(segment.index);
+        places[index] = first ? segment.index : null;
+        if (first) state.claims[segment.index] = { ...state.claims[segment.index], pending: true, unchecked: false };
+      });
+      highlight(state.claims.filter((claim) => claim.pending));
+    } else if (rest && name === "claim") {
+      const place = places[data.index];
+      if (Number.isInteger(place)) {
+        const segment = rest.segments.find((each) => each.index === place);
+        state.claims[place] = mergedClaim(data.claim, previous.claims[place], segment);
+        if (!state.claims[place].unchecked) highlight([state.claims[place]]);
+      }
+    } else if (rest && name === "verdict") {
+      state.claims = merge(data.claims);
+      state.verdict = mergedVerdict(state.claims, data);
+      state.status = "done";
+      highlight(state.claims.filter((claim) => !claim.unchecked));
+    } else if (name === "claims") {
+      state.claims = data.claims.map((claim) => ({ ...claim, pending: true }));
+      highlight(state.claims);
+    } else if (name === "deliberation") {
+      // A step of a claim's deliberation, before its verdict: shown as progress on the pending claim only.
+      const claim = Number.isInteger(data?.index) ? state.claims[data.index] : null;
+      if (claim?.pending) {
+        const step = data.step ?? {};
+        claim.deliberating = {
+          policy: String(data.policy ?? ""),
+          number: Number.isInteger(step.number) ? step.number : null,
+          action: String(step.action ?? ""),
+        };
+      }
+    } else if (name === "claim") {
+      state.claims[data.index] = keptClaim(data.claim);
+      if (!state.claims[data.index].unchecked) highlight([data.claim]);
+    } else if (name === "verdict") {
+      state.claims = data.claims.map(keptClaim);
+      state.verdict = { ...data, claims: state.claims };
+      state.status = "done";
+      highlight(verdictMarks(state.claims, data));
+    } else if (name === "error") {
+      state.status = "error";
+      state.error = data.error;
+    }
+    publish();
+  };
   try {
     const date = state.date ?? null;
-    await streamCheck(rest ? { text: rest.text, url, title, date } : { text, url, title, date }, (name, data) => {
-      if (Array.isArray(data?.notes)) state.notes.push(...data.notes);
-      if (rest && name === "claims") {
-        // The claims rechecked show as "…" again; the first claim found in each one's text takes its place.
-        data.claims.forEach((claim, index) => {
-          const segment = segmentOf(rest, claim);
-          const first = segment && !places.includes(segment.index);
-          places[index] = first ? segment.index : null;
-          if (first) state.claims[segment.index] = { ...state.claims[segment.index], pending: true, unchecked: false };
-        });
-        highlight(state.claims.filter((claim) => claim.pending));
-      } else if (rest && name === "claim") {
-        const place = places[data.index];
-        if (Number.isInteger(place)) {
-          const segment = rest.segments.find((each) => each.index === place);
-          state.claims[place] = mergedClaim(data.claim, previous.claims[place], segment);
-          if (!state.claims[place].unchecked) highlight([state.claims[place]]);
-        }
-      } else if (rest && name === "verdict") {
-        state.claims = merge(data.claims);
-        state.verdict = mergedVerdict(state.claims, data);
-        state.status = "done";
-        highlight(state.claims.filter((claim) => !claim.unchecked));
-      } else if (name === "claims") {
-        state.claims = data.claims.map((claim) => ({ ...claim, pending: true }));
-        highlight(state.claims);
-      } else if (name === "deliberation") {
-        // A step of a claim's deliberation, before its verdict: shown as progress on the pending claim only.
-        const claim = Number.isInteger(data?.index) ? state.claims[data.index] : null;
-        if (claim?.pending) {
-          const step = data.step ?? {};
-          claim.deliberating = {
-            policy: String(data.policy ?? ""),
-            number: Number.isInteger(step.number) ? step.number : null,
-            action: String(step.action ?? ""),
-          };
-        }
-      } else if (name === "claim") {
-        state.claims[data.index] = keptClaim(data.claim);
-        if (!state.claims[data.index].unchecked) highlight([data.claim]);
-      } else if (name === "verdict") {
-        state.claims = data.claims.map(keptClaim);
-        state.verdict = { ...data, claims: state.claims };
-        state.status = "done";
-        // A claim not reached is not marked as a verdict; each mark's tooltip carries the caution too, and why
-        // its agents could not read it: a reader who only hovers sees both.
-        const caution = cautionOf(data);
-        const reached = state.claims.filter((claim) => !claim.unchecked);
-        highlight(reached.map((claim) => ({ ...claim, caution, unread: unreadLanguage({ claims: [claim] }) })));
-      } else if (name === "error") {
-        state.status = "error";
-        state.error = data.error;
+    if (parts) {
+      // One part after another, in the same check; a cancelled check (its signal) starts no further part.
+      const points = [...text];
+      for (const [index, [start, end]] of parts.spans.entries()) {
+        part = { number: index + 1, start, base: state.claims.length, done: false };
+        state.inParts.part = part.number;
+        await publish();
+        await streamCheck({ text: points.slice(start, end).join(""), url, title, date }, onEvent, controller.signal);
+        if (state.status === "error") break;
+        if (!part.done) throw new ConnectionLost("the server closed the stream before the verdict");
       }
-      publish();
-    }, controller.signal);
-    if (state.status === "checking") throw new ConnectionLost("the server closed the stream before the verdict");
+      if (state.status === "checking") {
+        state.verdict = partsVerdict;
+        state.status = "done";
+        state.inParts.part = null;
+      }
+    } else {
+      await streamCheck(rest ? { text: rest.text, url, title, date } : { text, url, title, date }, onEvent, controller.signal);
+      if (state.status === "checking") throw new ConnectionLost("the server closed the stream before the verdict");
+    }
   } catch (error) {
     state.status = "error";
     state.error = error instanceof ConnectionLost ? connectionLost(state, error.message) : error.message;
     if (kind === "page" && error.status === 413) state.error = pageTooLong(text);
+    // Too long for the server: the popup offers the same text in parts under the limit its 413 gave.
+    const split = error?.status === 413 && error.maxTextChars && !rest ? textParts(text, error.maxTextChars).length : 0;
+    if (split > 1) state.tooLong = { limit: error.maxTextChars, parts: split };
   } finally {
+    if (part && state.status === "error") state.error = `part ${part.number} of ${parts.spans.length}: ${state.error}`;
     running.get(key)?.delete(request);
   }
   const unmarkPending = () => {

@@ -53,17 +53,20 @@ function renderPage(state) {
   }
 }
 
-function render(state) {
+function render(state, tabId) {
   renderState(state, nodes);
   renderPage(state);
+  renderParts(state, nodes, tabId); // controls.js
+  renderCorrections(state, tabId);
 }
 
 const ready = popupTab().then(async (tabId) => {
   const key = stateKey(tabId);
-  render(await loadCheck(key));
+  await correctionsReady; // whether "Correct this" is offered, before the first rendering
+  render(await loadCheck(key), tabId);
   document.body.dataset.ready = "true"; // rendered once (tests wait for it)
   ext.storage.onChanged.addListener((changes, area) => {
-    if (area === "session" && changes[key]) render(changes[key].newValue ?? null);
+    if (area === "session" && changes[key]) render(changes[key].newValue ?? null, tabId);
   });
   return tabId;
 });

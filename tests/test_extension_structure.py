@@ -267,9 +267,15 @@ def test_a_whole_page_over_the_server_s_limit_or_empty_says_so(ext: Extension, s
     assert length > MAX_TEXT_CHARS
     assert state["status"] == "error" and state["error"] == (
         f"the page's main text is {length:,} characters, more than the server accepts (it answered 413): "
-        "select a part of the page and check the selection, or raise the server's --max-text-chars"
+        "check it in parts, select a part of the page and check the selection, or raise the server's --max-text-chars"
     )
     ext.wait_badge(tab, "!")
+    # The popup offers the page in parts under the server's limit: one check, every sentence a claim.
+    parts = -(-length // MAX_TEXT_CHARS)
+    assert state["tooLong"] == {"limit": MAX_TEXT_CHARS, "parts": parts}
+    ext.call("return await chrome.runtime.sendMessage({type: 'check-parts', tabId: args[0]});", tab)
+    state = wait_until(lambda: ext.state(tab), lambda s: s and s["status"] == "done", "the page checked in parts")
+    assert (state["kind"], state["inParts"]["count"], len(state["claims"])) == ("page", parts, 60)
     _, tab = ext.open(f"{site}/empty.html")
     state = check_page(ext, tab)
     assert state["error"] == "the page's main text is empty: nothing to check"

@@ -265,7 +265,11 @@ def test_settings_accept_extension_origins_and_refuse_malformed_ones() -> None:
 def test_text_over_the_limit_413(base_url: str) -> None:
     response = httpx.post(f"{base_url}/v1/check", json={"text": "word " * 500}, headers=AUTH)
     assert response.status_code == 413
-    assert "2000" in response.json()["error"]
+    # The limit is said in words and as a field, for a client to split the text by (the extension's parts).
+    assert response.json() == {"error": "text of 2500 characters is over the limit of 2000", "max_text_chars": 2000}
+    # Characters are code points, as the claims' spans count them: 2,000 emoji are within the limit.
+    emoji = httpx.post(f"{base_url}/v1/check", json={"text": "🚀" * 2001}, headers=AUTH)
+    assert emoji.status_code == 413 and emoji.json()["error"].startswith("text of 2001 characters")
 
 
 def test_body_over_the_limit_413_declared_or_streamed(base_url: str) -> None:
@@ -273,6 +277,7 @@ def test_body_over_the_limit_413_declared_or_streamed(base_url: str) -> None:
     declared = httpx.post(f"{base_url}/v1/check", content=huge, headers={**AUTH, "Content-Type": "application/json"})
     assert declared.status_code == 413
     assert "request body over" in declared.json()["error"]
+    assert declared.json()["max_text_chars"] == 2000  # the text limit this body limit comes from
 
     def chunks() -> Iterator[bytes]:  # no Content-Length: the limit counts bytes as they arrive
         for start in range(0, len(huge), 4096):
@@ -281,7 +286,7 @@ def test_body_over_the_limit_413_declared_or_streamed(base_url: str) -> None:
     streamed = httpx.post(
         f"{base_url}/v1/check", content=chunks(), headers={**AUTH, "Content-Type": "application/json"}
     )
-    assert streamed.status_code == 413
+    assert streamed.status_code == 413 and streamed.json()["max_text_chars"] == 2000
 
 
 @pytest.mark.parametrize(

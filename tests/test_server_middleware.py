@@ -131,7 +131,7 @@ def test_errors_are_answered_in_the_documented_shape_and_scrubbed(client: TestCl
     assert invalid.status_code == 422 and invalid.json()["error"] == 'invalid request: missing field "text"'
     assert invalid.json()["details"] == [{"field": "text", "message": 'missing field "text"'}]
     huge = client.post("/v1/check", json={"text": "a" * 20_000}, headers=auth)  # over 12 * 10 + 16384 bytes
-    assert huge.status_code == 413 and huge.json() == {"error": "request body over 16504 bytes"}
+    assert huge.status_code == 413 and huge.json() == {"error": "request body over 16504 bytes", "max_text_chars": 10}
 
 
 def test_a_preflight_from_another_origin_gets_403_and_no_cors_header(client: TestClient) -> None:

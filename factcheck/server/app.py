@@ -263,7 +263,13 @@ class Service:
         the server's own settings cannot build it."""
         settings = self.settings
         if len(body.text) > settings.max_text_chars:
-            raise APIError(413, f"text of {len(body.text)} characters is over the limit of {settings.max_text_chars}")
+            # The limit as a field too: a client (the extension) splits the text into parts under it.
+            limit = settings.max_text_chars
+            raise APIError(
+                413,
+                f"text of {len(body.text)} characters is over the limit of {limit}",
+                extra={"max_text_chars": limit},
+            )
         registry = get_registry()
         if body.profile is not None and body.profile not in PROFILES:
             raise APIError(422, f"unknown profile {body.profile!r} (available: {', '.join(sorted(PROFILES))})")

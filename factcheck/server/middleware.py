@@ -43,30 +43,50 @@ KEYED_PATHS = frozenset({"/v1/check", "/v1/check/stream", "/v1/components", FEED
 class APIError(Exception):
     """An error answer: status, a one-line message and extra headers."""
 
-    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, status: int, message: str, headers: dict[str, str] | None = None, extra: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.headers = headers or {}
+        self.extra = extra or {}  # fields beside "error" for a program to read (a 413's max_text_chars)
+
+
+class BodyTooLarge(HTTPException):
+    """413 for a body that grew over the limit while it was read, with the fields :class:`APIError` would carry."""
+
+    def __init__(self, message: str, extra: dict[str, Any]) -> None:
+        super().__init__(413, message)
+        self.extra = extra
 
 
 class BodyLimit:
     """Answers 413 to a request body over ``max_bytes`` before it is read whole (declared or streamed),
     and 408 to a body not all in within ``timeout_s`` of its headers, or arriving slower than ``min_rate``
     bytes a second after its first ``grace_s`` seconds. Both are deadlines from the headers: a byte that
-    arrives does not restart them (a client sending a byte every few seconds is cut off in ``grace_s``)."""
+    arrives does not restart them (a client sending a byte every few seconds is cut off in ``grace_s``).
+    With ``max_text_chars`` (the text limit this body limit is worked out from), a 413 says it too, so a
+    client can split its text without reading the message."""
 
     def __init__(
-        self, app: ASGIApp, max_bytes: int, timeout_s: float = 10.0, min_rate: float = 1000.0, grace_s: float = 2.0
+        self,
+        app: ASGIApp,
+        max_bytes: int,
+        timeout_s: float = 10.0,
+        min_rate: float = 1000.0,
+        grace_s: float = 2.0,
+        max_text_chars: int | None = None,
     ) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.timeout_s = timeout_s
         self.min_rate = min_rate
         self.grace_s = grace_s
+        self.extra = {"max_text_chars": max_text_chars} if max_text_chars is not None else {}
 
     async def _refuse(self, send: Send) -> None:
-        body = json.dumps({"error": f"request body over {self.max_bytes} bytes"}).encode()
+        body = json.dumps({"error": f"request body over {self.max_bytes} bytes", **self.extra}).encode()
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
         await send({"type": "http.response.start", "status": 413, "headers": headers})
         await send({"type": "http.response.body", "body": body})
@@ -103,7 +123,7 @@ class BodyLimit:
             received += len(message.get("body", b""))
             if received > self.max_bytes:
                 # FastAPI passes an HTTPException raised while it reads the body on to the handlers.
-                raise HTTPException(413, f"request body over {self.max_bytes} bytes")
+                raise BodyTooLarge(f"request body over {self.max_bytes} bytes", self.extra)
             return message
 
         await self.app(scope, limited, send)
@@ -285,7 +305,7 @@ def add_error_handlers(app: FastAPI, scrub: Redactor, bodies: Mapping[str, type[
 
     @app.exception_handler(APIError)
     async def api_error(request: Request, exc: APIError) -> Response:
-        return scrub.error(exc.status, exc.message, exc.headers)
+        return scrub.error(exc.status, exc.message, exc.headers, **exc.extra)
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> Response:
@@ -300,7 +320,7 @@ def add_error_handlers(app: FastAPI, scrub: Redactor, bodies: Mapping[str, type[
                 f"not UTF-8 ({unreadable_byte(cause)}): send the JSON encoded as UTF-8"
                 f"{declared_charset(request.headers.get('content-type', ''))}"
             )
-        return scrub.error(exc.status_code, str(exc.detail), dict(exc.headers or {}))
+        return scrub.error(exc.status_code, str(exc.detail), dict(exc.headers or {}), **getattr(exc, "extra", {}))
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> Response:
@@ -331,6 +351,7 @@ def add_middleware(app: FastAPI, settings: ServerSettings, gate: Gate, scrub: Re
         max_bytes=settings.max_body_bytes,
         timeout_s=settings.body_timeout_s,
         min_rate=settings.min_body_rate,
+        max_text_chars=settings.max_text_chars,
     )
     app.add_middleware(
         KeyFirst,
