@@ -585,6 +585,14 @@ def test_emoji_at_a_sentence_s_ends_are_no_part_of_its_claim_or_span() -> None:
     assert SentenceExtractor().extract("Insulin is produced by the liver.")[0].text == claims[1].text
 
 
+def test_a_run_of_emoji_or_signs_alone_is_no_sentence_and_is_not_listed_as_skipped() -> None:
+    # The parser makes "🚀🔥" at a text's start a sentence of its own; a rule of dashes is a paragraph.
+    found = SentenceExtractor().extraction("🚀🔥 Smoking causes lung cancer.\n\n———\n\nTea has caffeine. 👍")
+    assert [c.text for c in found.claims] == ["Smoking causes lung cancer.", "Tea has caffeine."]
+    assert found.skipped == ()  # never "1 sentence skipped: 🚀🔥 (a fragment)"
+    assert [s.text for s in SentenceExtractor().extraction("Ok 👍. Tea has caffeine.").skipped] == ["Ok 👍."]
+
+
 def test_signs_that_belong_to_a_claims_words_are_not_trimmed_as_emoji() -> None:
     (claim,) = SentenceExtractor().extract("The temperature in Death Valley reached 56.7°")
     assert claim.text == "The temperature in Death Valley reached 56.7°"

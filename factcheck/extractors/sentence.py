@@ -418,6 +418,8 @@ class SentenceExtractor(ClaimExtractor):
             context: list[Span] = []  # the paragraph's sentences so far: where antecedents are looked for
             for sent in (_trimmed(piece) for whole in doc.sents for piece in paragraph_pieces(whole)):
                 sentence = sent.text.strip()
+                if not any(character.isalnum() for character in sentence):
+                    continue  # emoji, a rule of dashes, "***": no sentence, neither a claim nor a skipped one
                 start = offset + sent.start_char + sent.text.index(sentence)
                 span = (start, start + len(sentence))
                 written = text[span[0] : span[1]]  # as the reader sees it, reference marks and all
