@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from tests.extension_shots import page_shot
 from tests import test_extension
+from tests.extension_shots import page_shot
 from tests.test_extension import (
     Extension,
     FakeServer,
@@ -147,7 +147,10 @@ def test_the_caution_reaches_each_mark_s_tooltip_and_the_badge(
     state = ext.wait_state(tab, check_id=answer["checkId"])
     settled_marks(ext.browser, handle, state)
     assert ext.wait_badge(tab, "T") == "T"
-    assert ext.call("return await chrome.action.getTitle({tabId: args[0]});", tab) == "factcheck: TRUE (2 of 2 claims verified)"
+    assert (
+        ext.call("return await chrome.action.getTitle({tabId: args[0]});", tab)
+        == "factcheck: TRUE (2 of 2 claims verified)"
+    )
     assert not any("⚠" in title for title in ext.browser.execute_script(TOOLTIPS, answer["checkId"]))
 
 
@@ -283,7 +286,9 @@ def test_the_header_says_how_many_claims_were_verified_and_why_a_text_in_another
     ext.browser.switch_to.window(handle)
     wait_until(
         lambda: ext.browser.execute_script(TOOLTIPS, state["checkId"]),
-        lambda found: len(found) == 2 and all("\nGerman text: no agent here reads German (" in title for title in found),
+        lambda found: (
+            len(found) == 2 and all("\nGerman text: no agent here reads German (" in title for title in found)
+        ),
         "the language's reason in each mark's tooltip",
     )
     page_shot(ext, handle, tab, artifacts / "extension-german-page.png", mark="mark.factcheck-first")

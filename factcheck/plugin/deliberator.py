@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from factcheck.deliberation.state import DeliberationState
 from factcheck.options import Configurable, setting
+from factcheck.plugin.deliberation_state import DeliberationState
 from factcheck.types import DELIBERATION_ACTIONS, DeliberationStep, Evidence
 
 ROLES = ("verifier", "llm")  # who plays the roles: the agents' own verifiers (offline), or the LLM
