@@ -2,7 +2,7 @@
 
 **Replay** (the default). Each labelled claim's first round of judgments is rebuilt from a record
 (:func:`factcheck.eval.calibrate.gate_cases`), its deliberation state computed as the pipeline computes
-it (:func:`factcheck.plugin.deliberation_state_of`, the floor's leader) and every policy's pure ``gate`` run on it.
+it (:func:`factcheck.deliberation.state_of`, the floor's leader) and every policy's pure ``gate`` run on it.
 Nothing is called again: the replay says which claims each gate sends on and how good the first-round
 answers of the claims it stops are. Per policy: the share of claims sent on, the first-round accuracy of
 the claims stopped at round 0 (95% Wilson interval), of those sent on, and of every claim (the same scorer,

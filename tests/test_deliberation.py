@@ -13,11 +13,11 @@ from factcheck.deliberation.builtins import Off
 from factcheck.deliberation.floor import Floor
 from factcheck.deliberation.queries import contrast, key_terms, turned
 from factcheck.deliberation.roles import VerifierRoles
+from factcheck.deliberation.state import state_of
 from factcheck.errors import ConfigError, SourceError
 from factcheck.extractors.sentence import SentenceExtractor
 from factcheck.pipeline import Checker
 from factcheck.plugin import Action, DeliberationState, Source, Verifier
-from factcheck.plugin.deliberation_state import state_of
 from factcheck.report import deliberation_block
 from factcheck.scoring.labels import ThresholdRule
 from factcheck.scoring.mafc import MAFCScorer

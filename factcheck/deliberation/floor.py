@@ -20,9 +20,9 @@ from factcheck.agent import Agent
 from factcheck.calls import call_plugin, usable_evidence
 from factcheck.context import current, using
 from factcheck.deliberation.queries import key_terms
+from factcheck.deliberation.state import seen_key, state_of
 from factcheck.errors import BudgetReachedError, SourceError, raise_errors_requested
 from factcheck.plugin import Action, DeliberationState, Deliberator
-from factcheck.plugin.deliberation_state import seen_key, state_of
 from factcheck.plugin.deliberator import ARBITER, step_of
 from factcheck.precedents import precedent_of
 from factcheck.text import valid_unicode

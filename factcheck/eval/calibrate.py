@@ -31,6 +31,7 @@ from rich.table import Table
 
 from factcheck.cli.flags import HelpOption
 from factcheck.deliberation.lase import LASE
+from factcheck.deliberation.state import state_of
 from factcheck.errors import ConfigError, InputError
 from factcheck.eval.metrics import accuracy, bootstrap_ci
 from factcheck.eval.team import (
@@ -43,7 +44,6 @@ from factcheck.eval.team import (
 )
 from factcheck.jsonl import read_records
 from factcheck.plugin import Deliberator, Scorer, hookimpl
-from factcheck.plugin.deliberation_state import state_of
 from factcheck.plugin.deliberator import ARBITER
 from factcheck.scoring.mafc import MAFCScorer
 from factcheck.scoring.pamas import DEFAULT_GROUPS

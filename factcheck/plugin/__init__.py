@@ -27,8 +27,7 @@ from factcheck.calls import SYNC_WORKERS
 from factcheck.context import CheckContext
 from factcheck.options import setting
 from factcheck.plugin.dataset import Dataset, DatasetReader, EvalItem, GoldClaim
-from factcheck.plugin.deliberation_state import DeliberationState
-from factcheck.plugin.deliberator import Action, Deliberator, stop, taken
+from factcheck.plugin.deliberator import Action, DeliberationState, Deliberator, stop, taken
 from factcheck.plugin.extractor import ClaimExtractor
 from factcheck.plugin.hooks import hookimpl
 from factcheck.plugin.http import request_json
