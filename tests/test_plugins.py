@@ -477,3 +477,43 @@ def test_registered_blocks_nest() -> None:
         with registered(StaticSource(name="inner")):
             assert {"outer", "inner"} <= set(factcheck.get_sources())
         assert "inner" not in factcheck.get_sources() and "outer" in factcheck.get_sources()
+
+
+def guide_block_after(marker: str) -> str:
+    """The Python block of docs/plugins.md that follows ``marker`` (an HTML comment)."""
+    guide = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
+    after = guide[guide.index(marker) :]
+    return after[after.index("```python\n") + len("```python\n") : after.index("\n```\n")]
+
+
+def test_a_plugin_source_calls_its_service_through_the_service_layer_with_retries_and_the_cache(
+    tmp_path: Path,
+) -> None:
+    from factcheck.testing.http import FakeServer, Response
+
+    namespace: dict[str, object] = {"__name__": "fc_dictionary"}
+    exec(guide_block_after("runs this block against a fake service on 127.0.0.1"), namespace)  # the guide's plugin
+    source_class = namespace["DictionarySource"]
+    hit = {"term": "Eiffel Tower", "definition": "The Eiffel Tower is in Paris.", "url": "https://d.example/e"}
+    cache = {"path": str(tmp_path / "cache.sqlite")}
+    with FakeServer() as server:
+        server.route("GET", "/search", lambda request: Response({"hits": [hit]}))
+        server.queue("GET", "/search", Response({"error": "busy"}, status=503, headers={"Retry-After": "0"}))
+        source = source_class(base_url=server.url)  # type: ignore[operator]
+        verifier = ScriptedVerifier(rules={"Paris": (True, 0.9)})
+
+        first = factcheck.build_checker(agents=[factcheck.Agent("d", source, verifier)], cache=cache)
+        verdict = first.check("The Eiffel Tower is in Paris.")
+        (judgment,) = verdict.claims[0].judgments
+        assert [e.text for e in judgment.evidence] == ["The Eiffel Tower is in Paris."]
+        calls = server.calls("/search")
+        assert len(calls) == 2  # the 503 retried, as the built-ins' requests are
+        assert calls[-1].query["q"] == ["The Eiffel Tower is in Paris."]
+        assert calls[-1].headers["User-Agent"].startswith("factcheck-agents/")
+        assert verdict.usage.search_calls == 2
+
+        again = factcheck.build_checker(agents=[factcheck.Agent("d", source, verifier)], cache=cache)
+        repeated = again.check("The Eiffel Tower is in Paris.")
+        assert len(server.calls("/search")) == 2  # answered from the check's cache: no request sent
+        assert repeated.usage.cache_hits["dictionary"] == 1
+        assert repeated.claims[0].judgments[0].evidence == judgment.evidence
