@@ -47,7 +47,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from factcheck.deliberation.base import Deliberator
 from factcheck.eval.calibrate import (
     NO_EVIDENCE_NOTE,
     GateCase,
@@ -58,7 +57,8 @@ from factcheck.eval.calibrate import (
     has_signal,
 )
 from factcheck.eval.mafc import judged_records
-from factcheck.plugins.manager import get_deliberators
+from factcheck.plugin import Deliberator
+from factcheck.registry import get_deliberators
 from factcheck.scoring.mafc import MAFCScorer
 from factcheck.trust import Trust, fold_of_records, learn_trust
 

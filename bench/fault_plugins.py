@@ -15,8 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from factcheck.plugins.hookspecs import hookimpl
-from factcheck.sources.base import Source
+from factcheck.plugin import Source, hookimpl
 from factcheck.types import Claim, Evidence
 
 

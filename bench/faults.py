@@ -78,7 +78,7 @@ KEY = "faults-key-0123456789abcdef"
 AUTH = {"Authorization": f"Bearer {KEY}"}
 LAUNCHER = (
     "import sys; sys.path.insert(0, {bench!r}); import fault_plugins; "
-    "from factcheck.plugins.manager import get_plugin_manager, reset_plugins; "
+    "from factcheck.registry import get_plugin_manager, reset_plugins; "
     "get_plugin_manager().register(fault_plugins, name='fault-plugins'); reset_plugins(); "
     "from factcheck.cli import main; sys.argv = ['factcheck', *sys.argv[1:]]; main()"
 )

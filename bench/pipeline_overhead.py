@@ -28,7 +28,7 @@ def main() -> None:
     os.environ["FACTCHECK_CACHE_DIR"] = tempfile.mkdtemp()
     os.environ["FACTCHECK_LOAD_PLUGINS"] = ""
     from factcheck.build import build_checker
-    from factcheck.extractors.base import ClaimExtractor
+    from factcheck.plugin import ClaimExtractor
     from factcheck.types import Claim
 
     @dataclass(frozen=True)

@@ -32,8 +32,8 @@ from typing import Any
 from factcheck import get_scorers
 from factcheck.eval.mafc import judged_records
 from factcheck.eval.metrics import accuracy, bootstrap_ci
+from factcheck.plugin import Scorer
 from factcheck.routing import AllAgents, GatedRouting, RoutingPolicy, TrustRouting, simulate
-from factcheck.scoring.base import Scorer
 from factcheck.scoring.mafc import MAFCScorer
 from factcheck.trust import Trust, claim_cases, fold_of_records, learn_trust
 from factcheck.types import Judgment, Label

@@ -9,9 +9,8 @@ from typing import Any
 
 from factcheck.claimtime import reading_times
 from factcheck.errors import ConfigError
-from factcheck.sources.base import Source
+from factcheck.plugin import Source, Verifier
 from factcheck.types import Claim
-from factcheck.verifiers.base import Verifier
 
 
 def normalise_claim(text: str) -> str:

@@ -22,15 +22,13 @@ from typing import Any
 from factcheck.agent import Agent, answer_options
 from factcheck.cache import open_cache
 from factcheck.config import Settings, load_settings
-from factcheck.deliberation.base import Deliberator
 from factcheck.errors import ConfigError
-from factcheck.extractors.base import ClaimExtractor
 from factcheck.limits import Limits
 from factcheck.llm.client import llm_settings
 from factcheck.pipeline import Checker
-from factcheck.plugins.manager import get_registry
+from factcheck.plugin import ClaimExtractor, Deliberator, LabelRule, Scorer
+from factcheck.registry import get_registry
 from factcheck.routing import RoutingPolicy, build_routing
-from factcheck.scoring.base import LabelRule, Scorer
 from factcheck.trust import gate_thresholds
 from factcheck.types import TextVerdict
 

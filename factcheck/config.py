@@ -298,7 +298,7 @@ class Settings:
         thresholds of the one the file named."""
         if policy == self.deliberation:
             return self.deliberation_options
-        from factcheck.deliberation.base import COMMON_OPTIONS
+        from factcheck.plugin.deliberator import COMMON_OPTIONS
 
         return {k: v for k, v in self.deliberation_options.items() if k in COMMON_OPTIONS}
 

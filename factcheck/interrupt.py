@@ -5,7 +5,7 @@ thread (spaCy splitting a text into claims) cannot be, and goes on spending CPU
 after its caller is gone: a client that disconnects during claim splitting
 would cost the whole split. The caller sets an :class:`Interrupt` as
 :class:`~factcheck.context.CheckContext`'s ``interrupt``; the context follows the call into its
-thread (:func:`factcheck.plugins.calls.call_plugin` copies the context), where
+thread (:func:`factcheck.calls.call_plugin` copies the context), where
 :func:`interruptible` runs the work. :meth:`Interrupt.request` then raises
 :class:`Abandoned` inside that thread at its next Python instruction (CPython's
 ``PyThreadState_SetAsyncExc``), so the work stops within one call into compiled

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from factcheck.sources.base import Source
+from factcheck.plugin import Source, Verifier
 from factcheck.types import JudgedBy, JudgingAgent
-from factcheck.verifiers.base import Verifier
 
 ADVICE = "for general pages use --profile wiki (keyless) or --profile paper (with keys)"
 FIELDS = {"biomedical": "biomedicine"}  # a corpus's domain as the field a claim may lie outside of

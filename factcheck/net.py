@@ -46,9 +46,9 @@ from typing import Any, TypeVar
 import certifi
 import httpx
 
+from factcheck.calls import on_plugin_loop
 from factcheck.context import current, using
 from factcheck.errors import ServiceHTTPError, ServiceUnreachableError, SourceError
-from factcheck.plugins.calls import on_plugin_loop
 from factcheck.secrets import keep_keys_out_of_logs
 from factcheck.usage import UsageRecorder, charge_search
 

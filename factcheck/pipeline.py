@@ -31,9 +31,9 @@ from typing import Any
 
 from factcheck.agent import Agent
 from factcheck.cache import Cache, cache_key, cached
+from factcheck.calls import abandon, call_plugin, run_beside, settled, start_plugin, usable_evidence
 from factcheck.claimtime import marked, reference_time, with_times
 from factcheck.context import current, enter, using
-from factcheck.deliberation.base import ARBITER, Deliberator
 from factcheck.deliberation.builtins import Off
 from factcheck.deliberation.floor import Floor, Roles
 from factcheck.deliberation.roles import VerifierRoles
@@ -48,7 +48,6 @@ from factcheck.errors import (
     raise_errors_requested,
 )
 from factcheck.events import CheckEvent, ClaimChecked, ClaimDeliberated, ClaimsFound, TextChecked
-from factcheck.extractors.base import ClaimExtractor
 from factcheck.independence import THRESHOLD_RANGE, independent_judgments
 from factcheck.interrupt import Interrupt
 from factcheck.judged_by import judged_by
@@ -57,11 +56,10 @@ from factcheck.language import detect as detect_language
 from factcheck.language import refusal as language_refusal
 from factcheck.limits import Limits
 from factcheck.llm.client import LLMSettings
-from factcheck.plugins.calls import abandon, call_plugin, run_beside, settled, start_plugin, usable_evidence
+from factcheck.plugin import ClaimExtractor, Deliberator, LabelRule, Scorer, Source, Verifier
+from factcheck.plugin.deliberator import ARBITER
 from factcheck.routing import AllAgents, RoutingPolicy
 from factcheck.scoring import score_claim, text_verdict
-from factcheck.scoring.base import LabelRule, Scorer
-from factcheck.sources.base import Source
 from factcheck.text import valid_unicode
 from factcheck.trust import Trust
 from factcheck.types import (
@@ -79,7 +77,6 @@ from factcheck.types import (
     TextVerdict,
 )
 from factcheck.usage import UsageRecorder, record_cache_hit
-from factcheck.verifiers.base import Verifier
 
 JUDGMENT_CACHE_VERSION = "2"  # bump when a judgment's meaning changes; options and cache_version() cover the rest
 

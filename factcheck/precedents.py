@@ -2,7 +2,7 @@
 
 A leaf module (it imports only the domain types). The source's name itself is
 :data:`factcheck.types.PRECEDENT_SOURCE`, which the code that takes evidence from any source
-(:func:`factcheck.plugins.calls.usable_evidence`) reads without importing the memory.
+(:func:`factcheck.calls.usable_evidence`) reads without importing the memory.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from factcheck.build import build_checker
 from factcheck.eval.datasets import load_dataset
 from factcheck.eval.metrics import accuracy, macro_f1
 from factcheck.pipeline import Checker
-from factcheck.plugins.manager import get_registry
+from factcheck.registry import get_registry
 from factcheck.types import Claim, Label
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from factcheck.plugins import reset_plugins
+from factcheck.registry import reset_plugins
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("FACTCHECK_SHARED_DATA", ROOT.parent / "shared" / "data"))

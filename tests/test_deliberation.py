@@ -9,22 +9,20 @@ from dataclasses import dataclass, replace
 import pytest
 
 from factcheck.agent import Agent
-from factcheck.deliberation.base import Action
 from factcheck.deliberation.builtins import Off
 from factcheck.deliberation.floor import Floor
 from factcheck.deliberation.queries import contrast, key_terms, turned
 from factcheck.deliberation.roles import VerifierRoles
-from factcheck.deliberation.state import DeliberationState, state_of
+from factcheck.deliberation.state import state_of
 from factcheck.errors import ConfigError, SourceError
 from factcheck.extractors.sentence import SentenceExtractor
 from factcheck.pipeline import Checker
+from factcheck.plugin import Action, DeliberationState, Source, Verifier
 from factcheck.report import deliberation_block
 from factcheck.scoring.labels import ThresholdRule
 from factcheck.scoring.mafc import MAFCScorer
-from factcheck.sources.base import Source
 from factcheck.types import Assessment, Claim, ClaimVerdict, DeliberationStep, Evidence, Judgment, Label
 from factcheck.usage import UsageRecorder
-from factcheck.verifiers.base import Verifier
 from tests.paper_gates import ECMR, LASE
 
 

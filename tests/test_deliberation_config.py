@@ -15,10 +15,10 @@ import factcheck
 from factcheck import ConfigError, Settings, load_settings
 from factcheck.build import build_checker, build_deliberator, fingerprint, route_options, split_options
 from factcheck.cli import cli
-from factcheck.deliberation.base import Action, stop
 from factcheck.deliberation.ecmr import ECMR
 from factcheck.deliberation.lase import LASE
-from factcheck.plugins import get_registry
+from factcheck.plugin import Action, stop
+from factcheck.registry import get_registry
 from factcheck.scoring.labels import ThresholdRule
 from factcheck.scoring.mafc import MAFCScorer
 from factcheck.server.answers import cacheable

@@ -14,18 +14,18 @@ import pytest
 
 from factcheck.agent import Agent
 from factcheck.context import using
-from factcheck.deliberation.base import Deliberator
 from factcheck.deliberation.builtins import Off
 from factcheck.extractors.sentence import SentenceExtractor
 from factcheck.llm.client import llm_settings
 from factcheck.pipeline import Checker
+from factcheck.plugin import Deliberator
+from factcheck.plugin.verifier import WEAK_CAP
 from factcheck.scoring.labels import ThresholdRule
 from factcheck.scoring.mafc import MAFCScorer
 from factcheck.testing import StaticSource
 from factcheck.testing.llm import QUIRKS, FakeModel, chat_completion, model_route
 from factcheck.types import Claim, ClaimVerdict, Label, TextVerdict
 from factcheck.usage import Spending
-from factcheck.verifiers.base import WEAK_CAP
 from factcheck.verifiers.llm import LLMVerifier
 from tests.fakes import FakeServer, Request, Response, Route
 from tests.paper_gates import ECMR, LASE

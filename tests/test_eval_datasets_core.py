@@ -9,7 +9,7 @@ import pytest
 
 from factcheck.errors import ConfigError
 from factcheck.eval.datasets import READERS, Dataset, DatasetReader, EvalItem, load_dataset
-from factcheck.plugins.manager import get_datasets
+from factcheck.registry import get_datasets
 from factcheck.types import Label
 
 

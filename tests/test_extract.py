@@ -109,7 +109,7 @@ def test_claim_fields_round_trip() -> None:
 
 
 def test_an_extractor_without_extraction_still_works() -> None:
-    from factcheck.extractors.base import ClaimExtractor
+    from factcheck.plugin import ClaimExtractor
 
     class Lines(ClaimExtractor):
         name = "lines"

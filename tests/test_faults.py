@@ -26,13 +26,13 @@ from factcheck.batch.output import claim_output, lock_path, settings_path
 from factcheck.batch.runner import Budget, LocalEngine, run_batch
 from factcheck.build import build_checker
 from factcheck.cache import Cache
+from factcheck.calls import SYNC_WORKERS, call_plugin
 from factcheck.cli import cli
 from factcheck.errors import InputError
 from factcheck.extractors.sentence import SentenceExtractor
 from factcheck.pipeline import Checker
-from factcheck.plugins.calls import SYNC_WORKERS, call_plugin
+from factcheck.plugin import Source
 from factcheck.resume import AppendLog, exclusive
-from factcheck.sources.base import Source
 from factcheck.testing import ScriptedVerifier, StaticSource, registered
 from factcheck.testing.llm import FakeChatServer
 from factcheck.text import valid_unicode, valid_unicode_data
@@ -252,7 +252,7 @@ def test_surrogates_in_model_answers_are_replaced() -> None:
 
 
 def _llm_verifier() -> Any:
-    from factcheck.plugins.manager import get_verifiers
+    from factcheck.registry import get_verifiers
 
     return get_verifiers()["llm"]
 

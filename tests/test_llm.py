@@ -15,11 +15,11 @@ from factcheck.build import build_checker
 from factcheck.errors import LLMError
 from factcheck.extractors.llm import LLMExtractor, map_span
 from factcheck.llm.jsonparse import parse_json_object
+from factcheck.plugin.verifier import WEAK_CAP
 from factcheck.sources.selfcheck import SelfCheckSource
 from factcheck.testing import StaticSource
 from factcheck.testing.llm import FakeModel
 from factcheck.types import Judgment, TextVerdict
-from factcheck.verifiers.base import WEAK_CAP
 from factcheck.verifiers.llm import LLMVerifier
 from tests.fake_llm import completion, fake_model
 from tests.fakes import FakeServer, Response

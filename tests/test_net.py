@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from factcheck import Claim
+from factcheck.calls import run_beside
 from factcheck.context import using
 from factcheck.errors import LLMRefusedError, ServiceHTTPError, ServiceUnreachableError, SourceError
 from factcheck.llm.client import LLMSettings, chat, ensure_usable
@@ -26,7 +27,6 @@ from factcheck.net import (
     service,
     use_service,
 )
-from factcheck.plugins.calls import run_beside
 from factcheck.sources.websearch import SerperSource
 from factcheck.sources.wikipedia import WikipediaSource
 from factcheck.usage import UsageRecorder

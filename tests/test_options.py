@@ -19,7 +19,7 @@ from factcheck.options import (
     reject_unknown,
     setting,
 )
-from factcheck.plugins.manager import get_registry
+from factcheck.registry import get_registry
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ class Lines:
 
 
 def checker(*agents: Agent, **kwargs: object) -> Checker:
-    from factcheck.extractors.base import ClaimExtractor
+    from factcheck.plugin import ClaimExtractor
 
     lines = type("LinesExtractor", (Lines, ClaimExtractor), {})()
     return build_checker(agents=agents, extractor=lines, **kwargs)  # type: ignore[arg-type]

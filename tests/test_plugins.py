@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,15 +20,15 @@ import factcheck
 from factcheck.cli import cli
 from factcheck.errors import ConfigError
 from factcheck.eval.datasets import Dataset, DatasetReader, EvalItem, load_dataset
-from factcheck.plugins import hookspecs, list_plugins, reset_plugins
-from factcheck.plugins.manager import PluginWarning, get_plugin_manager, get_registry
+from factcheck.plugin import hooks
+from factcheck.registry import PluginWarning, get_plugin_manager, get_registry, list_plugins, reset_plugins
 from factcheck.scoring.labels import ThresholdRule
 from factcheck.testing import ScriptedVerifier, StaticSource, registered
 from factcheck.types import Label
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILTIN_SOURCES = {"corpus", "given", "memory", "selfcheck", "wikipedia", "serper", "serpapi"}
-HOOKS = sorted(name for name in dir(hookspecs) if name.startswith("register_"))
+HOOKS = sorted(name for name in dir(hooks) if name.startswith("register_"))
 
 
 def make_distribution(site: Path, dist: str, entry_point: str, module: str, code: str) -> None:
@@ -173,11 +174,52 @@ def test_the_command_line_shows_a_clash_as_one_clean_warning_line(tmp_path: Path
     result = subprocess.run([str(script), "plugins"], capture_output=True, text=True, env=env, timeout=60)
     assert result.returncode == 0, result.stderr
     # Not Python's "path/manager.py:123: PluginWarning: ..." with the source line under it.
-    assert (
-        result.stderr == "warning: clash: source 'corpus' is already registered by factcheck.sources.corpus; ignored\n"
+    refused = (
+        "clash: source 'corpus' is already registered by factcheck.sources.corpus (a built-in); "
+        "ignored: register(obj, replace=True) replaces it"
     )
+    assert result.stderr == f"warning: {refused}\n"
     (clash,) = [p for p in json.loads(result.stdout) if p["name"] == "clash"]
-    assert clash["problems"] == ["clash: source 'corpus' is already registered by factcheck.sources.corpus; ignored"]
+    assert clash["problems"] == [refused]
+
+
+REPLACING_PLUGIN = """
+    from dataclasses import dataclass
+    from factcheck.plugin import Source, hookimpl
+
+    @dataclass(frozen=True)
+    class Mine(Source):
+        name = "{name}"
+        async def retrieve(self, claim):
+            return []
+
+    @hookimpl
+    def register_sources(register):
+        register(Mine(), replace=True)
+"""
+
+
+def test_a_plugin_replaces_a_builtin_it_names_with_replace_true_and_says_so_in_the_listing(site: Path) -> None:
+    make_distribution(site, "factcheck-mycorpus", "mycorpus", "fc_mycorpus", REPLACING_PLUGIN.format(name="corpus"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PluginWarning)  # a replacement asked for by name warns of nothing
+        reload()
+    assert type(factcheck.get_sources()["corpus"]).__module__ == "fc_mycorpus"
+    (mine,) = list_plugins()
+    assert mine["registered"] == {"sources": ["corpus"]}
+    assert mine["replaces"] == {"sources": ["corpus"]}
+    assert get_registry().plugins["factcheck.sources.corpus"].registered.get("sources") == []  # no longer its
+
+
+def test_replace_true_replaces_only_a_builtin_never_another_plugins_component(site: Path) -> None:
+    make_distribution(site, "factcheck-first", "a-first", "fc_first", GOOD_PLUGIN.format(name="shared"))
+    make_distribution(site, "factcheck-second", "b-second", "fc_second", REPLACING_PLUGIN.format(name="shared"))
+    refused = (
+        "b-second: source 'shared' is already registered by a-first; ignored: replace=True replaces only a built-in"
+    )
+    with pytest.warns(PluginWarning, match=re.escape(refused)):
+        reload()
+    assert type(factcheck.get_sources()["shared"]).__module__ == "fc_first"
 
 
 def test_registering_the_wrong_type_is_refused() -> None:
@@ -265,7 +307,7 @@ def test_hook_register_commands() -> None:
 
 
 def test_hook_register_deliberators() -> None:
-    from factcheck.deliberation.base import stop
+    from factcheck.plugin import stop
 
     @dataclass(frozen=True)
     class Hesitant(factcheck.Deliberator):
@@ -435,3 +477,43 @@ def test_registered_blocks_nest() -> None:
         with registered(StaticSource(name="inner")):
             assert {"outer", "inner"} <= set(factcheck.get_sources())
         assert "inner" not in factcheck.get_sources() and "outer" in factcheck.get_sources()
+
+
+def guide_block_after(marker: str) -> str:
+    """The Python block of docs/plugins.md that follows ``marker`` (an HTML comment)."""
+    guide = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
+    after = guide[guide.index(marker) :]
+    return after[after.index("```python\n") + len("```python\n") : after.index("\n```\n")]
+
+
+def test_a_plugin_source_calls_its_service_through_the_service_layer_with_retries_and_the_cache(
+    tmp_path: Path,
+) -> None:
+    from factcheck.testing.http import FakeServer, Response
+
+    namespace: dict[str, object] = {"__name__": "fc_dictionary"}
+    exec(guide_block_after("runs this block against a fake service on 127.0.0.1"), namespace)  # the guide's plugin
+    source_class = namespace["DictionarySource"]
+    hit = {"term": "Eiffel Tower", "definition": "The Eiffel Tower is in Paris.", "url": "https://d.example/e"}
+    cache = {"path": str(tmp_path / "cache.sqlite")}
+    with FakeServer() as server:
+        server.route("GET", "/search", lambda request: Response({"hits": [hit]}))
+        server.queue("GET", "/search", Response({"error": "busy"}, status=503, headers={"Retry-After": "0"}))
+        source = source_class(base_url=server.url)  # type: ignore[operator]
+        verifier = ScriptedVerifier(rules={"Paris": (True, 0.9)})
+
+        first = factcheck.build_checker(agents=[factcheck.Agent("d", source, verifier)], cache=cache)
+        verdict = first.check("The Eiffel Tower is in Paris.")
+        (judgment,) = verdict.claims[0].judgments
+        assert [e.text for e in judgment.evidence] == ["The Eiffel Tower is in Paris."]
+        calls = server.calls("/search")
+        assert len(calls) == 2  # the 503 retried, as the built-ins' requests are
+        assert calls[-1].query["q"] == ["The Eiffel Tower is in Paris."]
+        assert calls[-1].headers["User-Agent"].startswith("factcheck-agents/")
+        assert verdict.usage.search_calls == 2
+
+        again = factcheck.build_checker(agents=[factcheck.Agent("d", source, verifier)], cache=cache)
+        repeated = again.check("The Eiffel Tower is in Paris.")
+        assert len(server.calls("/search")) == 2  # answered from the check's cache: no request sent
+        assert repeated.usage.cache_hits["dictionary"] == 1
+        assert repeated.claims[0].judgments[0].evidence == judgment.evidence

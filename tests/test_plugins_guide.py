@@ -61,7 +61,7 @@ def install_and_test(
     env["PYTHONPATH"] = os.pathsep.join([str(site), str(ROOT)])
     env["FACTCHECK_CACHE_DIR"] = str(tmp_path / "cache")
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-    command += ["-W", "error::factcheck.plugins.PluginWarning"] if strict else []
+    command += ["-W", "error::factcheck.registry.PluginWarning"] if strict else []
     return subprocess.run([*command, str(tests)], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
 
 

@@ -21,11 +21,11 @@ pytest.importorskip("fastapi", reason="the server extra is not installed")
 from factcheck.cli import cli
 from factcheck.errors import ConfigError
 from factcheck.net import request_json
+from factcheck.plugin import Source
 from factcheck.server.app import create_app
 from factcheck.server.auth import KeyChecker, RateLimiter
 from factcheck.server.runner import serve_in_thread
 from factcheck.server.settings import ServerSettings, is_loopback
-from factcheck.sources.base import Source
 from factcheck.testing import ScriptedVerifier, StaticSource, registered
 from factcheck.types import Claim, Evidence, TextVerdict
 from tests.fakes import FakeServer, InFlight, Response

@@ -17,10 +17,10 @@ import pytest
 
 pytest.importorskip("fastapi", reason="the server extra is not installed")
 
+from factcheck.plugin import Source
 from factcheck.server.app import create_app
 from factcheck.server.runner import serve_in_thread
 from factcheck.server.settings import ServerSettings
-from factcheck.sources.base import Source
 from factcheck.testing import ScriptedVerifier, registered
 from factcheck.types import Claim, Evidence
 from tests.test_server import AUTH, KEY, SlowFor, config_with, events

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import factcheck
+from factcheck.plugin import Scorer, Source, hookimpl
 
 GLOSSARY = {
     "Eiffel Tower": "The Eiffel Tower is a wrought-iron lattice tower in Paris, France, completed in 1889.",
@@ -20,7 +21,7 @@ GLOSSARY = {
 
 
 @dataclass(frozen=True)
-class GlossarySource(factcheck.Source):
+class GlossarySource(Source):
     """Returns the glossary entries whose term appears in the claim."""
 
     name = "glossary"
@@ -36,7 +37,7 @@ class GlossarySource(factcheck.Source):
 
 
 @dataclass(frozen=True)
-class CautiousScorer(factcheck.Scorer):
+class CautiousScorer(Scorer):
     """A claim is only as credible as its least convinced agent: min of (w + 1) / 2."""
 
     name = "cautious"
@@ -45,11 +46,11 @@ class CautiousScorer(factcheck.Scorer):
         return min((j.signed_score + 1) / 2 for j in votes)
 
 
-@factcheck.hookimpl
+@hookimpl
 def register_sources(register):
     register(GlossarySource())
 
 
-@factcheck.hookimpl
+@hookimpl
 def register_scorers(register):
     register(CautiousScorer())

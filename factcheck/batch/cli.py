@@ -52,7 +52,7 @@ from factcheck.errors import ConfigError, InputError
 from factcheck.jsonl import rounded
 from factcheck.net import service
 from factcheck.pipeline import Checker
-from factcheck.plugins.hookspecs import hookimpl
+from factcheck.plugin import hookimpl
 from factcheck.resume import AppendLog, exclusive
 from factcheck.text import plural
 

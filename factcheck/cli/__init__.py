@@ -23,7 +23,7 @@ import click
 
 from factcheck.cli.interrupted import interrupted, is_interrupt
 from factcheck.errors import FactcheckError, raise_errors_requested
-from factcheck.plugins.hookspecs import hookimpl
+from factcheck.plugin import hookimpl
 
 
 class SuggestingGroup(click.Group):
@@ -45,12 +45,12 @@ class FactcheckGroup(SuggestingGroup):
     """A group whose commands come from the plugin registry, and that prints domain errors as one line."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        from factcheck.plugins import get_commands
+        from factcheck.registry import get_commands
 
         return sorted(get_commands())
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        from factcheck.plugins import get_commands
+        from factcheck.registry import get_commands
 
         return get_commands().get(cmd_name)
 
@@ -93,7 +93,7 @@ def one_line_warnings(python_way: ShowWarning) -> ShowWarning:
     """A ``warnings.showwarning`` that shows factcheck's own warnings (a refused plugin, an unwritable
     cache) as one ``warning: ...`` line on standard error, with no source path, and any other warning
     ``python_way``."""
-    from factcheck.plugins.manager import PluginWarning
+    from factcheck.registry import PluginWarning
 
     def show(
         message: Warning | str,

@@ -24,7 +24,7 @@ def registered(kind: str) -> Callable[[], list[str]]:
     """The names registered of ``kind`` (``scorers``, ``label_rules``, ...), read when called."""
 
     def names() -> list[str]:
-        from factcheck.plugins import get_registry
+        from factcheck.registry import get_registry
 
         return sorted(get_registry().components[kind])
 

@@ -11,6 +11,6 @@ import click
 @click.option("--all", "show_all", is_flag=True, help="Include the built-in plugins.")
 def plugins(show_all: bool) -> None:
     """List installed plugins and what each registered, as JSON."""
-    from factcheck.plugins import list_plugins
+    from factcheck.registry import list_plugins
 
     click.echo(json.dumps(list_plugins(include_builtins=show_all), indent=2))

@@ -6,11 +6,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from factcheck.deliberation.base import Action, Deliberator, stop
 from factcheck.deliberation.ecmr import ECMR
 from factcheck.deliberation.lase import LASE
-from factcheck.deliberation.state import DeliberationState
-from factcheck.plugins.hookspecs import hookimpl
+from factcheck.plugin import Action, DeliberationState, Deliberator, hookimpl, stop
 from factcheck.types import DeliberationStep
 
 

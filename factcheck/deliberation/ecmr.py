@@ -25,9 +25,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from factcheck.deliberation.base import ARBITER, Action, Deliberator, stop, taken
-from factcheck.deliberation.state import DeliberationState
 from factcheck.options import setting
+from factcheck.plugin import Action, DeliberationState, Deliberator, stop, taken
+from factcheck.plugin.deliberator import ARBITER
 from factcheck.types import DeliberationStep
 
 PAPER = {"tau_confidence": 0.55}  # ECMR's unsure-leader threshold (Table 5)

@@ -17,12 +17,13 @@ from dataclasses import replace
 from typing import ClassVar
 
 from factcheck.agent import Agent
+from factcheck.calls import call_plugin, usable_evidence
 from factcheck.context import current, using
-from factcheck.deliberation.base import ARBITER, Action, Deliberator, step_of
 from factcheck.deliberation.queries import key_terms
-from factcheck.deliberation.state import DeliberationState, seen_key, state_of
+from factcheck.deliberation.state import seen_key, state_of
 from factcheck.errors import BudgetReachedError, SourceError, raise_errors_requested
-from factcheck.plugins.calls import call_plugin, usable_evidence
+from factcheck.plugin import Action, DeliberationState, Deliberator
+from factcheck.plugin.deliberator import ARBITER, step_of
 from factcheck.precedents import precedent_of
 from factcheck.text import valid_unicode
 from factcheck.types import (

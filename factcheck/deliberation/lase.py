@@ -23,9 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from factcheck.deliberation.base import Action, Deliberator, stop, taken
-from factcheck.deliberation.state import DeliberationState
 from factcheck.options import setting
+from factcheck.plugin import Action, DeliberationState, Deliberator, stop, taken
 from factcheck.types import DeliberationStep
 
 ORDER = (

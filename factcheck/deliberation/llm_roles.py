@@ -30,16 +30,17 @@ from dataclasses import replace
 from typing import Any
 
 from factcheck.context import current
-from factcheck.deliberation.base import ARBITER, Action, step_of
 from factcheck.deliberation.floor import Floor, Roles
 from factcheck.errors import LLMError
 from factcheck.llm.client import LLMAnswer, chat, resolve
 from factcheck.llm.fence import defuse, fenced, new_nonce, one_line, unfence
 from factcheck.llm.jsonparse import parse_json_object
 from factcheck.llm.logprobs import answer_signals
+from factcheck.plugin import Action
+from factcheck.plugin.deliberator import ARBITER, step_of
+from factcheck.plugin.verifier import earned
 from factcheck.text import valid_unicode
 from factcheck.types import Critique, DeliberationStep, Evidence, Judgment
-from factcheck.verifiers.base import earned
 from factcheck.verifiers.llm import PRECEDENT_RULES, STRONG_PASSAGES, fenced_passage, time_lines
 
 PROMPT_VERSION = "roles-3"  # part of the cache key: bump when a prompt changes

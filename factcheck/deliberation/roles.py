@@ -16,9 +16,10 @@ The model-backed roles (``roles = "llm"``) live in :mod:`factcheck.deliberation.
 
 from __future__ import annotations
 
-from factcheck.deliberation.base import ARBITER, Action, step_of
 from factcheck.deliberation.floor import Floor, Roles
 from factcheck.deliberation.queries import contrast, key_terms
+from factcheck.plugin import Action
+from factcheck.plugin.deliberator import ARBITER, step_of
 from factcheck.types import Critique, DeliberationStep
 
 

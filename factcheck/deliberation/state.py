@@ -1,4 +1,5 @@
-"""The state a deliberation policy reads: computed from one claim's judgments and their evidence.
+"""The state a deliberation policy reads (:class:`factcheck.plugin.DeliberationState`): computed from one
+claim's judgments and their evidence.
 
 Definitions (docs/deliberation.md; ECMR Table 4, LASE eq. 5-7): V are the judgments that did not abstain,
 alpha_j their agents' trust weights (1 without a trust file), c_j their confidences.
@@ -21,53 +22,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
 from itertools import combinations
-from typing import Any
 
 from factcheck.independence import DEFAULT_THRESHOLD, dependent_groups, evidence_overlap, normalise_url
+from factcheck.plugin import DeliberationState
 from factcheck.types import Judgment
-
-
-@dataclass(frozen=True)
-class DeliberationState:
-    """What a policy knows about one claim at some point of its deliberation (see the module docstring)."""
-
-    agents: int  # configured
-    asked: int  # judgments held (abstentions included)
-    votes: int  # judgments that did not abstain
-    leading: bool | None  # the trust-weighted leading answer; None with no votes
-    concentration: float
-    independent_concentration: float
-    independent_supporters: int
-    support_entropy: float
-    independence: float | None
-    contradiction: float
-    leader: str | None
-    leader_confidence: float
-    lp_min: float | None = None
-    h_max: float | None = None
-    counter: float | None = None  # the leader's opposing evidence over its deciding evidence (nli)
-    steps_left: int = 0
-    calls_left: int = 0
-
-    @property
-    def unanswered(self) -> bool:
-        """True when no agent gave a verdict."""
-        return self.votes == 0
-
-    @property
-    def leader_probability(self) -> float | None:
-        """``exp(lp_min)``: LASE's tau_lp is quoted as a probability (Table 5)."""
-        return math.exp(self.lp_min) if self.lp_min is not None else None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in asdict(self).items()}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> DeliberationState:
-        fields = cls.__dataclass_fields__
-        return cls(**{k: v for k, v in data.items() if k in fields})
 
 
 def _weighted(votes: Sequence[Judgment], alpha: Mapping[str, float]) -> dict[bool, float]:

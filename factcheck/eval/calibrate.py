@@ -30,9 +30,8 @@ from rich.console import Console
 from rich.table import Table
 
 from factcheck.cli.flags import HelpOption
-from factcheck.deliberation import Deliberator, state_of
-from factcheck.deliberation.base import ARBITER
 from factcheck.deliberation.lase import LASE
+from factcheck.deliberation.state import state_of
 from factcheck.errors import ConfigError, InputError
 from factcheck.eval.metrics import accuracy, bootstrap_ci
 from factcheck.eval.team import (
@@ -44,8 +43,8 @@ from factcheck.eval.team import (
     team_votes,
 )
 from factcheck.jsonl import read_records
-from factcheck.plugins.hookspecs import hookimpl
-from factcheck.scoring.base import Scorer
+from factcheck.plugin import Deliberator, Scorer, hookimpl
+from factcheck.plugin.deliberator import ARBITER
 from factcheck.scoring.mafc import MAFCScorer
 from factcheck.scoring.pamas import DEFAULT_GROUPS
 from factcheck.text import plural
@@ -526,7 +525,7 @@ def _print_gate(
     console: Console, records: Sequence[Mapping[str, Any]], trust: Trust, weighting: str, target: float, share: float
 ) -> dict[str, Any]:
     """Fit every built-in policy's gate threshold; print the reliability table and the sweeps; the gate object."""
-    from factcheck.plugins.manager import get_deliberators
+    from factcheck.registry import get_deliberators
 
     cases = gate_cases(records)
     if not cases:

@@ -56,8 +56,8 @@ from factcheck.jsonl import read_records
 from factcheck.options import parse_option_pairs
 from factcheck.paths import SHARED_DATA_ENV, shared_data_dir
 from factcheck.pipeline import Checker
-from factcheck.plugins.hookspecs import hookimpl
-from factcheck.plugins.manager import get_registry
+from factcheck.plugin import hookimpl
+from factcheck.registry import get_registry
 from factcheck.resume import guard_settings, read_done
 from factcheck.text import plural
 from factcheck.trust import claim_cases

@@ -263,7 +263,7 @@ def check_specs(specs: Sequence[ScorerSpec], rules: Sequence[str], options: Mapp
 def resolve_scoring_lenient(spec: ScorerSpec, rule: str, options: dict[str, Any]) -> tuple[Any, Any]:
     """Like resolve_scoring, but global options that neither component has are ignored:
     ``--option bounds=reference`` applies to mafc and is meaningless, not wrong, for majority."""
-    from factcheck.plugins.manager import get_registry
+    from factcheck.registry import get_registry
 
     registry = get_registry()
     scorer, label_rule = registry.get("scorers", spec.name), registry.get("label_rules", rule)

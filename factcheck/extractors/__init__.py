@@ -1,7 +1,3 @@
 """Claim extractors. Built-ins: ``sentence`` (spaCy: sentences worth checking, see
 :mod:`~factcheck.extractors.checkworthy`, :mod:`~factcheck.extractors.attribution` and
 :mod:`~factcheck.extractors.decontext`) and ``llm`` (a prompted model)."""
-
-from factcheck.extractors.base import ClaimExtractor
-
-__all__ = ["ClaimExtractor"]

@@ -18,12 +18,11 @@ from typing import Any
 from factcheck.claimtime import reference_time, resolve
 from factcheck.context import current
 from factcheck.errors import LLMError
-from factcheck.extractors.base import ClaimExtractor
 from factcheck.llm.client import chat
 from factcheck.llm.fence import defuse, fenced, new_nonce, unfence
 from factcheck.llm.jsonparse import parse_json_object
 from factcheck.options import check_fields, setting
-from factcheck.plugins.hookspecs import hookimpl
+from factcheck.plugin import ClaimExtractor, hookimpl
 from factcheck.text import strip_citations
 from factcheck.types import Claim, Extraction, SkippedSentence
 

@@ -26,10 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 from factcheck.errors import ConfigError
 from factcheck.extractors import spacy_model
-from factcheck.extractors.base import ClaimExtractor
 from factcheck.extractors.checkworthy import FILTER_NAMES, PARSE_FREE, Decision, assess
 from factcheck.extractors.decontext import resolve
-from factcheck.plugins.hookspecs import hookimpl
+from factcheck.plugin import ClaimExtractor, hookimpl
 from factcheck.text import mask_citations, tidy_masked
 from factcheck.types import Claim, Extraction, SkippedSentence
 

@@ -34,11 +34,10 @@ from typing import Any
 from factcheck.agent import normalise_claim
 from factcheck.embed import embedder_digest, load_embedder
 from factcheck.options import setting
-from factcheck.plugins.hookspecs import hookimpl
+from factcheck.plugin import Verifier, hookimpl
 from factcheck.precedents import precedent_of
 from factcheck.types import Assessment, Claim, Evidence
 from factcheck.usage import record_call
-from factcheck.verifiers.base import Verifier
 from factcheck.verifiers.lexical import contradiction_cues
 from factcheck.verifiers.nli import REFUTES, SHIPPED_MODEL, SUPPORTS, load_model, model_digest
 

@@ -8,24 +8,12 @@ the ``corpus`` source does (:func:`factcheck.ranking.rank_passages`). A plugin a
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from factcheck.options import Configurable
-from factcheck.plugins.hookspecs import hookimpl
+from factcheck.plugin import MemoryRetriever, hookimpl
 from factcheck.ranking import by_words, rank_passages
-
-
-class MemoryRetriever(Configurable, ABC):
-    """Ranks past claims against a new one. Subclasses are frozen dataclasses with a class attribute ``name``."""
-
-    name: str
-
-    @abstractmethod
-    def rank(self, past: Sequence[str], claim: str) -> list[int]:
-        """The numbers of the ``past`` claims that may bear on ``claim``, best first (none that cannot)."""
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,8 @@ from typing import Any
 
 from factcheck.memory.store import Case, MemoryStore
 from factcheck.options import setting
-from factcheck.plugins.hookspecs import hookimpl
+from factcheck.plugin import Source, hookimpl
 from factcheck.precedents import SOURCE, precedent_url, ruled_by
-from factcheck.sources.base import Source
 from factcheck.types import Claim, Evidence
 from factcheck.usage import record_call, record_note
 
@@ -71,7 +70,7 @@ class MemorySource(Source):
     retriever: str = "bm25"
 
     async def prepare(self) -> None:
-        from factcheck.plugins.manager import get_registry
+        from factcheck.registry import get_registry
 
         get_registry().get("memory_retrievers", self.retriever)  # an unknown name fails the check, clearly
         if self.path and not MemoryStore(self.path).exists():  # a mistyped path must not look like an empty memory
@@ -79,7 +78,7 @@ class MemorySource(Source):
 
     def find(self, claim: Claim) -> list[Evidence]:
         """The ``top_k`` cases the retriever ranks best for the claim, as precedent passages."""
-        from factcheck.plugins.manager import get_registry
+        from factcheck.registry import get_registry
 
         if not self.path:
             return []

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from factcheck.claimtime import time_notes
-from factcheck.scoring.base import LabelRule, Scorer
+from factcheck.plugin import LabelRule, Scorer
 from factcheck.types import Claim, ClaimVerdict, Judgment, TextVerdict, Usage
 
 
@@ -86,8 +86,6 @@ def rescore(verdict: TextVerdict, scorer: Scorer, rule: LabelRule) -> TextVerdic
 
 __all__ = [
     "REPLAYED_NOTE",
-    "LabelRule",
-    "Scorer",
     "rescore",
     "rescored_claim",
     "score_claim",

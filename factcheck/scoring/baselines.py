@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import fmean
 
-from factcheck.scoring.base import Scorer
+from factcheck.plugin import Scorer
 from factcheck.types import Judgment
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from factcheck.plugins.hookspecs import hookimpl
+from factcheck.plugin import hookimpl
 from factcheck.scoring.baselines import AverageScorer, MajorityScorer, NormalisedSumScorer
 from factcheck.scoring.labels import ComposeRule, ProbableRule, ThresholdRule
 from factcheck.scoring.mafc import MAFCScorer

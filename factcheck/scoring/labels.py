@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from factcheck.errors import ConfigError
 from factcheck.options import setting
-from factcheck.scoring.base import LabelRule
+from factcheck.plugin import LabelRule
 from factcheck.types import ClaimVerdict, Label
 
 # Scores live in [0, 1]; [-1, 1] also admits the authors' unmapped average.

@@ -25,7 +25,7 @@ from statistics import fmean
 from typing import Literal
 
 from factcheck.errors import ConfigError
-from factcheck.scoring.base import Scorer
+from factcheck.plugin import Scorer
 from factcheck.types import Judgment
 
 Bounds = Literal["natural", "reference"]

@@ -26,7 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from factcheck.errors import ConfigError
-from factcheck.scoring.base import Scorer
+from factcheck.plugin import Scorer
 from factcheck.trust import WEIGHTINGS, Trust
 from factcheck.types import Judgment
 from factcheck.vote import pamas_score, parse_groups

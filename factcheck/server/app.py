@@ -3,7 +3,7 @@
 One process, one event loop for the requests (``--workers N`` runs N such
 processes): every request's checks share the per-endpoint concurrency limits of
 :mod:`factcheck.net` and the LLM client (sources and verifiers run on their own
-loops, :mod:`factcheck.plugins.calls`), and checkers are built once per
+loops, :mod:`factcheck.calls`), and checkers are built once per
 (profile, scorer, labels, deliberation) and reused. A text checked again is answered from
 the cache of whole answers (:mod:`factcheck.server.answers`). The API keys of the
 providers stay on the server; every answer is scrubbed of them before it is
@@ -42,7 +42,7 @@ from factcheck.memory.corrections import Recorded, correction_from_result, corre
 from factcheck.memory.settings import MemorySettings, memory_settings
 from factcheck.memory.store import MAX_CLAIM, MAX_NOTE, Correction, MemoryStore
 from factcheck.pipeline import Checker
-from factcheck.plugins.manager import get_registry
+from factcheck.registry import get_registry
 from factcheck.server.answers import AnswerCache
 from factcheck.server.middleware import (
     CALLER,

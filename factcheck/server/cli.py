@@ -27,7 +27,7 @@ from factcheck.cli.flags import (
 from factcheck.cli.interrupted import keeps
 from factcheck.errors import ConfigError
 from factcheck.options import Declared, declared
-from factcheck.plugins.hookspecs import hookimpl
+from factcheck.plugin import hookimpl
 
 log = logging.getLogger("factcheck.server")
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -192,7 +192,7 @@ def serve(
             os.environ[variable] = url
     settings = ServerSettings.load(config, **flags)
     if settings.deliberation is not None:  # an unknown policy stops the server now, not each request
-        from factcheck.plugins import get_registry
+        from factcheck.registry import get_registry
 
         get_registry().get("deliberators", settings.deliberation)
     settings.check_exposure(host)

@@ -15,10 +15,9 @@ from typing import Any
 from factcheck.build import FALLBACK_EXTRACTOR, build_checker
 from factcheck.errors import FactcheckError
 from factcheck.pipeline import Checker
-from factcheck.plugins.manager import get_registry
+from factcheck.plugin import Source, Verifier
+from factcheck.registry import get_registry
 from factcheck.server.settings import ServerSettings
-from factcheck.sources.base import Source
-from factcheck.verifiers.base import Verifier
 
 WARM_UP_S = 120.0  # at most this long at start loading the default checker's models and indexes
 STATUS_PREPARE_S = 20.0  # /v1/components waits this long for each component's prepare()

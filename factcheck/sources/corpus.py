@@ -49,9 +49,8 @@ from factcheck.errors import ConfigError, InputError
 from factcheck.jsonl import read_records
 from factcheck.options import setting
 from factcheck.paths import cache_dir
-from factcheck.plugins.hookspecs import hookimpl
+from factcheck.plugin import Source, hookimpl
 from factcheck.ranking import MIN_PASSAGE_SIMILARITY, reciprocal_rank_fusion
-from factcheck.sources.base import Source
 from factcheck.text import english_stemmer, split_sentences
 from factcheck.types import Claim, Evidence
 from factcheck.usage import record_cache_hit, record_call

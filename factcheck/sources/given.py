@@ -11,8 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from factcheck.plugins.hookspecs import hookimpl
-from factcheck.sources.base import Source
+from factcheck.plugin import Source, hookimpl
 from factcheck.types import Claim, Evidence
 
 

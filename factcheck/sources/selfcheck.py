@@ -21,8 +21,7 @@ from factcheck.llm.client import chat, ensure_usable, resolve
 from factcheck.llm.fence import fenced, new_nonce, one_line
 from factcheck.llm.jsonparse import strip_reasoning
 from factcheck.options import setting
-from factcheck.plugins.hookspecs import hookimpl
-from factcheck.sources.base import Source
+from factcheck.plugin import Source, hookimpl
 from factcheck.types import Claim, Evidence
 
 PROMPT_VERSION = "selfcheck-2"  # part of the cache key: bump when the prompt changes

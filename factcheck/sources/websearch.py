@@ -55,9 +55,8 @@ from factcheck.html import strip_html
 from factcheck.net import MESSAGE_CHARS, digest, request_json, service
 from factcheck.options import setting
 from factcheck.pages import DEFAULT_PAGE_BYTES, PageOptions, page_evidence, require_trafilatura
-from factcheck.plugins.hookspecs import hookimpl
+from factcheck.plugin import Source, hookimpl
 from factcheck.secrets import redact
-from factcheck.sources.base import Source
 from factcheck.types import Claim, Evidence
 
 ORGANIC_LIMIT = 5  # the paper keeps the snippets of the first five organic results

@@ -78,8 +78,7 @@ from factcheck.errors import ConfigError, SourceError
 from factcheck.net import package_version
 from factcheck.options import setting
 from factcheck.pages import PASSAGE_CHARS, passages_of, select_passages
-from factcheck.plugins.hookspecs import hookimpl
-from factcheck.sources.base import Source
+from factcheck.plugin import Source, hookimpl
 from factcheck.sources.mediawiki import MAX_PAGES, MediaWiki
 from factcheck.types import Claim, Evidence
 from factcheck.usage import record_note

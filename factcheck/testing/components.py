@@ -7,9 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from factcheck.errors import SourceError
-from factcheck.sources.base import Source
+from factcheck.plugin import Source, Verifier
 from factcheck.types import Assessment, Claim, Evidence
-from factcheck.verifiers.base import Verifier
 
 
 @dataclass(frozen=True)

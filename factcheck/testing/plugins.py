@@ -7,11 +7,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from factcheck.eval.datasets.base import DatasetReader
-from factcheck.plugins.hookspecs import hookimpl
-from factcheck.plugins.manager import get_plugin_manager, reset_plugins
-from factcheck.sources.base import Source
-from factcheck.verifiers.base import Verifier
+from factcheck.plugin import DatasetReader, Source, Verifier, hookimpl
+from factcheck.registry import get_plugin_manager, reset_plugins
 
 
 class _ObjectsPlugin:
@@ -35,13 +32,13 @@ class _ObjectsPlugin:
 
     @hookimpl
     def register_extractors(self, register: Callable[[Any], None]) -> None:
-        from factcheck.extractors.base import ClaimExtractor
+        from factcheck.plugin import ClaimExtractor
 
         self._register(register, ClaimExtractor)
 
     @hookimpl
     def register_scorers(self, register: Callable[[Any], None]) -> None:
-        from factcheck.scoring.base import LabelRule, Scorer
+        from factcheck.plugin import LabelRule, Scorer
 
         self._register(register, (Scorer, LabelRule))  # type: ignore[arg-type]
 
@@ -82,7 +79,6 @@ def registered(*plugins: Any, name: str = "factcheck-testing") -> Iterator[None]
 
 
 def _is_component(obj: Any) -> bool:
-    from factcheck.extractors.base import ClaimExtractor
-    from factcheck.scoring.base import LabelRule, Scorer
+    from factcheck.plugin import ClaimExtractor, LabelRule, Scorer
 
     return isinstance(obj, Source | Verifier | ClaimExtractor | Scorer | LabelRule | DatasetReader)

@@ -22,10 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from factcheck.options import setting
-from factcheck.plugins.hookspecs import hookimpl
+from factcheck.plugin import Verifier, hookimpl
 from factcheck.text import english_stemmer, split_sentences
 from factcheck.types import Assessment, Claim, Evidence
-from factcheck.verifiers.base import Verifier
 
 _WORD = re.compile(r"[a-z0-9]+(?:[.'-][a-z0-9]+)*")
 _NUMBER = re.compile(r"(?<![a-z])\d+(?:[.,]\d+)?%?")

@@ -28,9 +28,9 @@ from factcheck.llm.fence import defuse, fenced, new_nonce, one_line
 from factcheck.llm.jsonparse import parse_json_object
 from factcheck.llm.logprobs import answer_signals
 from factcheck.options import setting
-from factcheck.plugins.hookspecs import hookimpl
+from factcheck.plugin import Verifier, hookimpl
+from factcheck.plugin.verifier import earned
 from factcheck.types import Assessment, Claim, Evidence
-from factcheck.verifiers.base import Verifier, earned
 
 PROMPT_VERSION = "verify-5"  # part of the cache key: bump when the prompt changes
 # How a precedent of the experience memory (factcheck.memory) is read, for every prompt that may show one.

@@ -69,12 +69,12 @@ from factcheck.errors import ConfigError
 from factcheck.extractors.decontext import needs_antecedent
 from factcheck.onnxmodel import open_onnx
 from factcheck.options import setting
-from factcheck.plugins.hookspecs import hookimpl
+from factcheck.plugin import Verifier, hookimpl
+from factcheck.plugin.verifier import WEAK_CAP
 from factcheck.text import split_sentences
 from factcheck.types import Assessment, Claim, Evidence
 from factcheck.usage import record_call
 from factcheck.verifiers.about import claim_parts
-from factcheck.verifiers.base import WEAK_CAP, Verifier
 from factcheck.verifiers.lexical import content_stems
 
 SHIPPED_MODEL = Path(__file__).resolve().parent.parent / "data" / "nli"

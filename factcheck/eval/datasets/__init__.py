@@ -13,13 +13,14 @@ and what the readers share.
 
 from factcheck.eval.datasets.anli import read_anli
 from factcheck.eval.datasets.averitec import read_averitec
-from factcheck.eval.datasets.base import Dataset, DatasetReader, EvalItem, GoldClaim, Reader
 from factcheck.eval.datasets.biomedical import read_check_covid, read_citation_integrity, read_healthver
 from factcheck.eval.datasets.core import DATA_HINT, GOLD, READERS, WIKIPEDIA, load_dataset, register_readers
 from factcheck.eval.datasets.fever import read_fever_binary, read_fm2, read_vitaminc
 from factcheck.eval.datasets.liar import read_liar
 from factcheck.eval.datasets.scifact import read_scifact_binary, read_scifact_mixed, read_scifact_mixed_random
 from factcheck.eval.datasets.wice import WICE_PASSAGE, read_wice
+from factcheck.plugin import Dataset, DatasetReader, EvalItem, GoldClaim
+from factcheck.plugin.dataset import Reader
 
 __all__ = [
     "DATA_HINT",

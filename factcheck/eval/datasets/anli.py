@@ -7,8 +7,8 @@ import csv
 from pathlib import Path
 
 from factcheck.errors import ConfigError
-from factcheck.eval.datasets.base import Dataset, DatasetReader
 from factcheck.eval.datasets.core import GOLD, claim_item, data_file, gold_dataset, map_label, register_readers
+from factcheck.plugin import Dataset, DatasetReader
 from factcheck.types import Evidence, Label
 
 _ANLI = {"e": Label.TRUE, "c": Label.FALSE}

@@ -9,8 +9,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from factcheck.eval.datasets.base import Dataset, DatasetReader
 from factcheck.eval.datasets.core import GOLD, claim_item, data_file, gold_dataset, labelled_rows, register_readers
+from factcheck.plugin import Dataset, DatasetReader
 from factcheck.types import Evidence, Label
 
 _AVERITEC = {

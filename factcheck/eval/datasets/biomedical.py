@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from factcheck.errors import InputError
-from factcheck.eval.datasets.base import Dataset, DatasetReader
 from factcheck.eval.datasets.core import (
     GOLD,
     claim_item,
@@ -22,6 +21,7 @@ from factcheck.eval.datasets.core import (
     split_files,
 )
 from factcheck.jsonl import read_records
+from factcheck.plugin import Dataset, DatasetReader
 from factcheck.types import Evidence, Label
 
 

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from factcheck.errors import ConfigError, InputError
-from factcheck.eval.datasets.base import Dataset, DatasetReader, EvalItem, GoldClaim, Reader
 from factcheck.jsonl import read_records
 from factcheck.paths import SHARED_DATA_ENV
-from factcheck.plugins.hookspecs import hookimpl
+from factcheck.plugin import Dataset, DatasetReader, EvalItem, GoldClaim, hookimpl
+from factcheck.plugin.dataset import Reader
 from factcheck.types import Evidence, Label
 
 
@@ -38,7 +38,7 @@ def load_dataset(name: str, data_dir: Path, **options: Any) -> Dataset:
 
     The name is looked up among the readers plugins registered (ConfigError lists them).
     """
-    from factcheck.plugins.manager import get_registry
+    from factcheck.registry import get_registry
 
     found: DatasetReader = get_registry().get("datasets", name)
     return found.load(data_dir, **options)
@@ -52,7 +52,7 @@ class _ReaderTable(MutableMapping[str, Reader]):
     _PREFIX = "factcheck-readers-"
 
     def _readers(self) -> dict[str, DatasetReader]:
-        from factcheck.plugins.manager import get_registry
+        from factcheck.registry import get_registry
 
         return get_registry().components["datasets"]
 
@@ -66,7 +66,7 @@ class _ReaderTable(MutableMapping[str, Reader]):
         return len(self._readers())
 
     def __setitem__(self, name: str, read: Reader) -> None:
-        from factcheck.plugins.manager import get_plugin_manager, reset_plugins
+        from factcheck.registry import get_plugin_manager, reset_plugins
 
         if get_plugin_manager().has_plugin(self._PREFIX + name):
             del self[name]  # set twice: the later function wins, as in a dict
@@ -74,7 +74,7 @@ class _ReaderTable(MutableMapping[str, Reader]):
         reset_plugins()
 
     def __delitem__(self, name: str) -> None:
-        from factcheck.plugins.manager import get_plugin_manager, reset_plugins
+        from factcheck.registry import get_plugin_manager, reset_plugins
 
         if not get_plugin_manager().has_plugin(self._PREFIX + name):
             raise KeyError(name)  # a reader a plugin registered is the plugin's to take back

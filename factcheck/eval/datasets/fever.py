@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from factcheck.eval.datasets.base import Dataset, DatasetReader
 from factcheck.eval.datasets.core import (
     GOLD,
     claim_item,
@@ -17,6 +16,7 @@ from factcheck.eval.datasets.core import (
     split_files,
     wikipedia_url,
 )
+from factcheck.plugin import Dataset, DatasetReader
 from factcheck.types import Evidence, Label
 
 _FEVER = {"SUPPORTS": Label.TRUE, "REFUTES": Label.FALSE}  # FEVER's labels, which FM2 and VitaminC keep

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from factcheck.eval.datasets.base import Dataset, DatasetReader
 from factcheck.eval.datasets.core import claim_item, data_file, labelled_rows, register_readers, split_files
+from factcheck.plugin import Dataset, DatasetReader
 from factcheck.types import Label
 
 _LIAR = {

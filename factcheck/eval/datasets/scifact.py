@@ -7,9 +7,9 @@ import random
 from pathlib import Path
 
 from factcheck.errors import ConfigError, InputError
-from factcheck.eval.datasets.base import Dataset, DatasetReader, EvalItem, GoldClaim
 from factcheck.eval.datasets.core import GOLD, claim_item, data_file, gold_dataset, map_label, register_readers, rows
 from factcheck.jsonl import read_records
+from factcheck.plugin import Dataset, DatasetReader, EvalItem, GoldClaim
 from factcheck.types import Evidence, Label
 
 _SCIFACT_188 = {"SUPPORTS": Label.TRUE, "REFUTES": Label.FALSE}

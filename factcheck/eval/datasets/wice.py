@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from factcheck.eval.datasets.base import Dataset, DatasetReader
 from factcheck.eval.datasets.core import GOLD, claim_item, data_file, gold_dataset, labelled_rows, register_readers
+from factcheck.plugin import Dataset, DatasetReader
 from factcheck.types import Evidence, Label
 
 WICE_PASSAGE = 8  # sentences per WiCE passage: a page has ~120 lines, too many for one verifier call

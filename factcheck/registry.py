@@ -4,7 +4,10 @@ Order: the built-in plugins first, then entry points in group ``factcheck``
 (sorted by name), then anything registered on the manager at run time. The
 first plugin to register a name keeps it; a later one with the same name is
 reported as a clash (a :class:`PluginWarning` and an entry in
-``factcheck plugins``), never silently overwritten.
+``factcheck plugins``), never silently overwritten. The one exception is asked
+for by name: a plugin's ``register(obj, replace=True)`` replaces the built-in
+component of that name (as datasette's plugins override its ``trylast``
+built-ins), and ``factcheck plugins`` lists it under the plugin's ``replaces``.
 
 Environment switches:
 
@@ -34,15 +37,18 @@ from typing import Any
 import click
 import pluggy
 
-from factcheck.deliberation.base import Deliberator
 from factcheck.errors import PluginError, UnknownComponentError
-from factcheck.eval.datasets.base import DatasetReader
-from factcheck.extractors.base import ClaimExtractor
-from factcheck.memory.retrieval import MemoryRetriever
-from factcheck.plugins import hookspecs
-from factcheck.scoring.base import LabelRule, Scorer
-from factcheck.sources.base import Source
-from factcheck.verifiers.base import Verifier
+from factcheck.plugin import (
+    ClaimExtractor,
+    DatasetReader,
+    Deliberator,
+    LabelRule,
+    MemoryRetriever,
+    Scorer,
+    Source,
+    Verifier,
+    hooks,
+)
 
 ENTRY_POINT_GROUP = "factcheck"
 
@@ -116,6 +122,7 @@ class PluginInfo:
     distribution: str | None = None
     version: str | None = None
     registered: dict[str, list[str]] = field(default_factory=dict)
+    replaces: dict[str, list[str]] = field(default_factory=dict)  # built-ins it replaced, by kind
     problems: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -124,6 +131,8 @@ class PluginInfo:
             data["distribution"] = self.distribution
         data["builtin"] = self.builtin
         data["registered"] = {kind: names for kind, names in self.registered.items() if names}
+        if self.replaces:
+            data["replaces"] = self.replaces
         if self.problems:
             data["problems"] = self.problems
         return data
@@ -136,8 +145,9 @@ class Registry:
     components: dict[str, dict[str, Any]] = field(default_factory=lambda: {kind: {} for kind in KINDS})
     plugins: dict[str, PluginInfo] = field(default_factory=dict)
 
-    def add(self, obj: Any, plugin: PluginInfo, hook: str) -> None:
-        """Add ``obj`` registered by ``plugin`` through ``hook``; refuse wrong types and clashes."""
+    def add(self, obj: Any, plugin: PluginInfo, hook: str, *, replace: bool = False) -> None:
+        """Add ``obj`` registered by ``plugin`` through ``hook``; refuse wrong types and clashes. With
+        ``replace``, a plugin's ``obj`` replaces the built-in of its name (never another plugin's)."""
         kind = next((k for k, (h, types) in KINDS.items() if h == hook and isinstance(obj, types)), None)
         if kind is None:
             expected = " or ".join(t.__name__ for k, (h, types) in KINDS.items() if h == hook for t in types)
@@ -145,10 +155,12 @@ class Registry:
         name = getattr(obj, "name", None)
         if not isinstance(name, str) or not name:
             raise PluginError(f"{type(obj).__name__} registered through {hook} has no name")
-        existing = self.components[kind].get(name)
-        if existing is not None:
-            owner = next(p.name for p in self.plugins.values() if name in p.registered.get(kind, []))
-            raise PluginError(f"{_SINGULAR[kind]} {name!r} is already registered by {owner}; ignored")
+        if name in self.components[kind]:
+            owner = next(p for p in self.plugins.values() if name in p.registered.get(kind, []))
+            if not (replace and owner.builtin and not plugin.builtin):
+                raise PluginError(_clash(kind, name, owner, replace))
+            owner.registered[kind].remove(name)
+            plugin.replaces.setdefault(kind, []).append(name)
         self.components[kind][name] = obj
         plugin.registered.setdefault(kind, []).append(name)
 
@@ -158,6 +170,16 @@ class Registry:
             return self.components[kind][name]
         except KeyError:
             raise UnknownComponentError(_SINGULAR[kind], name, self.components[kind]) from None
+
+
+def _clash(kind: str, name: str, owner: PluginInfo, replace: bool) -> str:
+    """Why registering ``name`` again is refused."""
+    taken = f"{_SINGULAR[kind]} {name!r} is already registered by {owner.name}"
+    if owner.builtin and not replace:
+        return f"{taken} (a built-in); ignored: register(obj, replace=True) replaces it"
+    if replace and not owner.builtin:
+        return f"{taken}; ignored: replace=True replaces only a built-in"
+    return f"{taken}; ignored"
 
 
 _lock = threading.RLock()
@@ -243,7 +265,7 @@ def get_plugin_manager() -> pluggy.PluginManager:
     with _lock:
         if _pm is None:
             pm = pluggy.PluginManager(ENTRY_POINT_GROUP)
-            pm.add_hookspecs(hookspecs)
+            pm.add_hookspecs(hooks)
             if _tracing():
                 pm.add_hookcall_monitoring(_trace_before, _trace_after)
             for module_name in BUILTIN_PLUGINS:
@@ -278,9 +300,16 @@ def _collect(pm: pluggy.PluginManager) -> Registry:
             caller = pm.subset_hook_caller(hook, remove_plugins=others)
             refused: list[str] = []
 
-            def register(obj: Any, _info: PluginInfo = info, _hook: str = hook, _refused: list[str] = refused) -> None:
+            def register(
+                obj: Any,
+                *,
+                replace: bool = False,
+                _info: PluginInfo = info,
+                _hook: str = hook,
+                _refused: list[str] = refused,
+            ) -> None:
                 try:
-                    registry.add(obj, _info, _hook)
+                    registry.add(obj, _info, _hook, replace=replace)
                 except PluginError as exc:
                     _refused.append(f"{_info.name}: {exc}")
 

@@ -10,18 +10,60 @@ calls the pure functions alone.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from factcheck.deliberation.state import DeliberationState
 from factcheck.options import Configurable, setting
 from factcheck.types import DELIBERATION_ACTIONS, DeliberationStep, Evidence
 
 ROLES = ("verifier", "llm")  # who plays the roles: the agents' own verifiers (offline), or the LLM
 OVERTURN = ("surer", "always")  # when a ruling against the standing answer replaces it
 ARBITER = "arbiter"  # the agent name of a decision-maker's ruling
+
+
+@dataclass(frozen=True)
+class DeliberationState:
+    """What a policy knows about one claim at some point of its deliberation (computed by
+    :mod:`factcheck.deliberation.state`, whose docstring defines each field; docs/deliberation.md)."""
+
+    agents: int  # configured
+    asked: int  # judgments held (abstentions included)
+    votes: int  # judgments that did not abstain
+    leading: bool | None  # the trust-weighted leading answer; None with no votes
+    concentration: float
+    independent_concentration: float
+    independent_supporters: int
+    support_entropy: float
+    independence: float | None
+    contradiction: float
+    leader: str | None
+    leader_confidence: float
+    lp_min: float | None = None
+    h_max: float | None = None
+    counter: float | None = None  # the leader's opposing evidence over its deciding evidence (nli)
+    steps_left: int = 0
+    calls_left: int = 0
+
+    @property
+    def unanswered(self) -> bool:
+        """True when no agent gave a verdict."""
+        return self.votes == 0
+
+    @property
+    def leader_probability(self) -> float | None:
+        """``exp(lp_min)``: LASE's tau_lp is quoted as a probability (Table 5)."""
+        return math.exp(self.lp_min) if self.lp_min is not None else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> DeliberationState:
+        fields = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in data.items() if k in fields})
 
 
 @dataclass(frozen=True)

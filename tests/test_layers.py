@@ -1,0 +1,184 @@
+"""The layers of the house, read from the code's imports (AST): the door for plugin authors,
+``factcheck.plugin``, stands at the bottom, and what plugin authors read imports only the public doors."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from factcheck.registry import BUILTIN_PLUGINS
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "factcheck"
+DOOR = "factcheck.plugin"
+
+# What the door must never reach, even through a function's import: the registry, the check and how it
+# is built and configured, the front doors, and the component packages with their implementations.
+ABOVE_THE_DOOR = (
+    "factcheck.registry",
+    "factcheck.pipeline",
+    "factcheck.build",
+    "factcheck.config",
+    "factcheck.server",
+    "factcheck.cli",
+    "factcheck.batch",
+    "factcheck.eval",
+    "factcheck.testing",
+    "factcheck.sources",
+    "factcheck.verifiers",
+    "factcheck.extractors",
+    "factcheck.scoring",
+    "factcheck.deliberation",
+    "factcheck.memory",
+)
+PUBLIC = ("factcheck", "factcheck.plugin", "factcheck.testing")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+
+
+def is_type_checking(node: ast.If) -> bool:
+    return ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+
+
+def import_nodes(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import that can run: at the top or inside a function, not under ``if TYPE_CHECKING``."""
+    for node in ast.iter_child_nodes(tree):
+        for child in node.orelse if isinstance(node, ast.If) and is_type_checking(node) else [node]:
+            if isinstance(child, ast.Import | ast.ImportFrom):
+                yield child
+            yield from import_nodes(child)
+
+
+def imported(code: str, package: str = "") -> set[str]:
+    """The modules ``code`` imports (``from m import x`` counts ``m.x`` too where that is a module of ours)."""
+    found: set[str] = set()
+    for node in import_nodes(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+            continue
+        base = node.module or ""
+        if node.level:  # relative: from the package the code is in
+            base = ".".join([*package.split(".")[: len(package.split(".")) - node.level + 1], *filter(None, [base])])
+        found.add(base)
+        found.update(f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in MODULES)
+    return found
+
+
+@cache
+def imports_of(module: str) -> frozenset[str]:
+    """What importing ``module`` runs of ours: its own imports and its packages' ``__init__``."""
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    own = {m for m in imported(path.read_text(encoding="utf-8"), package) if m in MODULES}
+    parents = {".".join(module.split(".")[:i]) for i in range(1, module.count(".") + 1)}
+    return frozenset(own | parents)
+
+
+def reached_from(start: str) -> dict[str, str]:
+    """Each module importing ``start`` runs, with the module that imports it."""
+    seen = {start: ""}
+    todo = [start]
+    while todo:
+        current = todo.pop()
+        for module in imports_of(current):
+            if module not in seen:
+                seen[module] = current
+                todo.append(module)
+    return seen
+
+
+def route(seen: dict[str, str], module: str) -> str:
+    path = [module]
+    while seen[path[-1]]:
+        path.append(seen[path[-1]])
+    return " <- ".join(path)
+
+
+def above(module: str) -> bool:
+    return any(module == high or module.startswith(high + ".") for high in ABOVE_THE_DOOR)
+
+
+def door_modules() -> list[str]:
+    return sorted(m for m in MODULES if m == DOOR or m.startswith(DOOR + "."))
+
+
+def test_the_door_and_everything_it_imports_stay_below_the_registry_the_pipeline_and_the_components() -> None:
+    seen: dict[str, str] = {}
+    for start in door_modules():
+        seen |= {m: by for m, by in reached_from(start).items() if m not in seen}
+    reached_above = sorted(route(seen, m) for m in seen if above(m))
+    assert reached_above == []
+    assert {"factcheck.types", "factcheck.errors", "factcheck.options"} <= set(seen)
+
+
+def test_the_check_of_the_layers_sees_an_import_that_runs_up() -> None:
+    assert above("factcheck.registry") and above("factcheck.sources.corpus") and not above("factcheck.plugin.source")
+    assert "factcheck.registry" in imported("def f():\n    from factcheck.registry import get_registry\n")
+    assert imported("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import factcheck.pipeline\n") == {
+        "typing"
+    }
+    assert "factcheck.plugin.hooks" in imported("from factcheck.plugin import hooks\n")
+
+
+def test_importing_the_door_loads_no_registry_pipeline_or_component() -> None:
+    code = "import sys, factcheck.plugin; print('\\n'.join(m for m in sys.modules if m.startswith('factcheck')))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    loaded = set(result.stdout.split())
+    assert DOOR in loaded
+    assert sorted(m for m in loaded if above(m)) == []
+
+
+def test_the_builtins_take_their_contracts_and_hookimpl_from_the_door_as_a_third_party_does() -> None:
+    import factcheck.plugin
+
+    door = set(factcheck.plugin.__all__)
+    behind: list[str] = []
+    for module in BUILTIN_PLUGINS:
+        tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+        for node in import_nodes(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(DOOR + "."):
+                behind += [f"{module}: {node.module}.{a.name}" for a in node.names if a.name in door]
+    assert behind == []
+
+
+def python_blocks(markdown: str) -> list[str]:
+    return re.findall(r"^```python\n(.*?)^```", markdown, flags=re.M | re.S)
+
+
+def authors_code() -> list[tuple[str, str]]:
+    """The Python a plugin author reads: docs/plugins.md's blocks, the example plugin, the hooks' docstrings."""
+    blocks = [
+        (f"docs/plugins.md block {i}", b) for i, b in enumerate(python_blocks((ROOT / "docs/plugins.md").read_text()))
+    ]
+    examples = [(str(p.relative_to(ROOT)), p.read_text()) for p in sorted((ROOT / "examples").rglob("*.py"))]
+    return blocks + examples
+
+
+@pytest.mark.parametrize(("where", "code"), authors_code(), ids=[where for where, _ in authors_code()])
+def test_what_plugin_authors_read_imports_only_the_public_doors(where: str, code: str) -> None:
+    ours = {m for m in imported(code) if m == "factcheck" or m.startswith("factcheck.")}
+    private = sorted(m for m in ours if m not in PUBLIC and not m.startswith("factcheck.testing."))
+    assert private == [], where
+
+
+def test_the_guide_has_python_blocks_to_check() -> None:
+    assert len(python_blocks((ROOT / "docs/plugins.md").read_text())) >= 5
+
+
+def test_the_hooks_docstrings_name_only_the_doors_classes() -> None:
+    named = re.findall(r":class:`([\w.]+)`", (PACKAGE / "plugin" / "hooks.py").read_text())
+    assert named
+    assert [n for n in named if not n.startswith(("factcheck.plugin.", "click."))] == []
