@@ -29,8 +29,8 @@ tried again after ``REOPEN_S`` seconds, so a long-running server recovers once
 it is fixed. The connection is closed when the process exits, so SQLite folds
 the log into the main file and a finished run leaves no log behind.
 
-Components reach the cache of the check they run in through :func:`cached`,
-which also counts hits in the check's ``usage``.
+Components reach the cache of the check they run in (:data:`cache_var`) through
+:func:`cached`, which also counts hits in the check's ``usage``.
 """
 
 from __future__ import annotations
@@ -49,14 +49,14 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-from factcheck.context import current
 from factcheck.options import check_fields, coerce_section, env_values, setting
 from factcheck.paths import cache_dir
-from factcheck.usage import record_cache_hit
+from factcheck.usage import record_cache_hit, usage_var
 
 T = TypeVar("T")
 log = logging.getLogger("factcheck.cache")
@@ -455,6 +455,10 @@ class ReusableJudgments:
         return ""
 
 
+cache_var: ContextVar[Cache | None] = ContextVar("factcheck.cache", default=None)
+"""The cache of the check running here, if any."""
+
+
 async def cached(
     kind: str,
     version: str,
@@ -472,7 +476,7 @@ async def cached(
     A result that records an absence (``absent(result)``; by default an empty
     list, mapping or string) is stored only for the cache's ``absence_ttl_s``.
     """
-    cache = current().cache
+    cache = cache_var.get()
     if cache is None:
         value = await compute()
         if validate is not None:
@@ -501,7 +505,7 @@ async def cached(
 
 def _note(cache: Cache) -> None:
     """Tell the current check, once, what is wrong with ``cache`` (see :meth:`Cache.problem`, :meth:`Cache.news`)."""
-    recorder = current().usage
+    recorder = usage_var.get()
     if recorder is None:
         return
     for note in (*cache.news(), cache.problem()):

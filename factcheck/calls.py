@@ -3,15 +3,15 @@
 Sources, verifiers and extractors (built-in ones too: plugins all the way
 down) are called through :func:`call_plugin`. Their coroutines run on an
 event loop of their own in a background thread, one loop per top-level
-package (``factcheck`` for the built-ins, ``my_plugin`` for a third party's),
-so that:
+package (``factcheck`` for the built-ins, ``my_plugin`` for a third party's;
+see :mod:`factcheck.loops`), so that:
 
 - a component that blocks (``time.sleep``, a CPU loop, a synchronous HTTP
   call) stalls its own loop, never the caller's: the server keeps answering
   ``/v1/health`` and the caller's time-out still fires;
 - a synchronous method (``def retrieve``, an extractor's ``extract``) runs in a
   worker thread of a pool kept for its package's synchronous methods
-  (:data:`SYNC_WORKERS` threads), so a burst of them, or a plugin that blocks in
+  (:data:`~factcheck.loops.SYNC_WORKERS` threads), so a burst of them, or a plugin that blocks in
   every one, never holds up asyncio's default executor or another package's calls;
 - a component that swallows its cancellation is left behind at the time-out,
   not waited for;
@@ -23,9 +23,11 @@ so that:
   every check of the process.
 
 A loop found stuck when a call to it times out or is cancelled (it has not
-ticked for :data:`STUCK_S` seconds) is retired: later calls get a fresh loop,
+ticked for :data:`~factcheck.loops.STUCK_S` seconds) is retired: later calls get a fresh loop,
 and the old one stops once the blocking call returns. Context variables (the
-check's usage recorder, LLM settings, cache) follow each call into its loop.
+check's usage recorder, LLM settings, cache) follow each call into its loop, and
+a method that takes a keyword-only ``context`` is handed the check's
+:class:`~factcheck.context.CheckContext`.
 :func:`run_beside` runs several calls to one component's loop in one hop (the
 pipeline retrieves and judges a claim that way). :func:`start_plugin` starts a
 call that outlives its caller (a component's ``prepare()``, which later checks
@@ -39,122 +41,19 @@ import concurrent.futures
 import contextvars
 import functools
 import inspect
-import os
-import threading
-import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from typing import Any, TypeVar
 
 from factcheck.context import current, takes_context
 from factcheck.errors import PluginError
 from factcheck.interrupt import interruptible
+from factcheck.loops import SYNC_WORKERS as SYNC_WORKERS  # where plugin authors have read it
+from factcheck.loops import group_of, retire, runner, running, sync_pool
 from factcheck.text import valid_unicode
 from factcheck.types import PRECEDENT_SOURCE, Evidence
 
 T = TypeVar("T")
-STUCK_S = 0.4  # a loop that has not ticked for this long when a call to it times out is replaced
-_TICK_S = 0.1
-SYNC_WORKERS = 32  # threads per package for synchronous plugin methods (a blocking ``def retrieve`` holds one)
-
-
-class _Runner:
-    """An event loop in a daemon thread, with a heartbeat that tells whether it is blocked."""
-
-    def __init__(self, group: str) -> None:
-        self.group = group
-        # Made in an empty context: the loop's own handles (its self-pipe reader) keep the context they were
-        # made in for the life of the loop, and the first caller's check must not live that long.
-        self.loop = contextvars.Context().run(asyncio.new_event_loop)
-        self.beat = time.monotonic()
-        self.thread = threading.Thread(target=self._run, daemon=True, name=f"factcheck-plugins-{group}")
-        self.thread.start()
-
-    def _tick(self) -> None:
-        self.beat = time.monotonic()
-        self.loop.call_later(_TICK_S, self._tick)
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self.loop)
-        self.loop.call_soon(self._tick)
-        # A plugin's escape ends this loop only: the next call starts a new one.
-        with suppress(BaseException):
-            self.loop.run_forever()
-
-    def alive(self) -> bool:
-        return self.thread.is_alive() and not self.loop.is_closed()
-
-    def stuck(self) -> bool:
-        return time.monotonic() - self.beat > STUCK_S
-
-    def stop(self) -> None:
-        """Stop the loop once it gets to run again (at once when it is idle)."""
-        if self.alive():
-            with suppress(RuntimeError):  # closed meanwhile
-                self.loop.call_soon_threadsafe(self.loop.stop)
-
-
-_lock = threading.Lock()
-_runners: dict[str, _Runner] = {}
-_pools: dict[str, ThreadPoolExecutor] = {}
-_pid = os.getpid()
-
-
-def group_of(component: object) -> str:
-    """Which loop ``component`` runs on: the top-level package that defines its class."""
-    return (type(component).__module__ or "unknown").split(".")[0]
-
-
-def _forget_after_fork() -> None:
-    """In a forked child, forget the parent's loops and worker threads (they are not here); callers hold ``_lock``."""
-    global _pid
-    if os.getpid() != _pid:
-        _runners.clear()
-        _pools.clear()
-        _pid = os.getpid()
-
-
-def _runner(group: str) -> _Runner:
-    with _lock:
-        _forget_after_fork()
-        runner = _runners.get(group)
-        if runner is None or not runner.alive():
-            runner = _runners[group] = _Runner(group)
-        return runner
-
-
-def _sync_pool(group: str) -> ThreadPoolExecutor:
-    """The worker threads of ``group``'s synchronous methods. They are not asyncio's default executor:
-    a burst of them (the claim extraction of every document a batch has in flight) must not queue
-    ahead of the short jobs the checks hand that one. And each package has its own: a plugin whose
-    every call blocks, each left behind at its time-out, uses up its own threads, never those of the
-    built-in extractor."""
-    with _lock:
-        _forget_after_fork()
-        pool = _pools.get(group)
-        if pool is None:
-            name = f"factcheck-sync-{group}"
-            pool = _pools[group] = ThreadPoolExecutor(max_workers=SYNC_WORKERS, thread_name_prefix=name)
-        return pool
-
-
-def on_plugin_loop() -> bool:
-    """True when the running event loop is one of the plugin loops (they live as long as the process,
-    so what is bound to them, such as an open HTTP client, may be kept)."""
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    with _lock:
-        return any(runner.loop is loop for runner in _runners.values())
-
-
-def _retire(runner: _Runner) -> None:
-    with _lock:
-        if _runners.get(runner.group) is runner:
-            del _runners[runner.group]
-    runner.stop()
 
 
 def describe(component: object, method: str) -> str:
@@ -217,7 +116,7 @@ async def call_plugin(component: object, method: str, *args: Any, timeout_s: flo
         # with the caller's context variables, as asyncio.to_thread would.
         async with asyncio.timeout(timeout_s):
             call = functools.partial(contextvars.copy_context().run, _sync_guarded, component, method, args)
-            return await asyncio.get_running_loop().run_in_executor(_sync_pool(group_of(component)), call)
+            return await asyncio.get_running_loop().run_in_executor(sync_pool(group_of(component)), call)
     return await _on_loop(group_of(component), lambda: _guarded(component, method, args), timeout_s)
 
 
@@ -244,18 +143,18 @@ async def _contained(work: Callable[[], Awaitable[T]]) -> T:
 
 async def _on_loop(group: str, make: Callable[[], Coroutine[Any, Any, T]], timeout_s: float | None) -> T:
     """Run the coroutine ``make()`` returns on ``group``'s loop (in place when already there)."""
-    runner = _runner(group)
-    if _running_loop() is runner.loop:
+    loop = runner(group)
+    if _running_loop() is loop.loop:
         async with asyncio.timeout(timeout_s):
             return await make()
-    future = asyncio.run_coroutine_threadsafe(make(), runner.loop)
+    future = asyncio.run_coroutine_threadsafe(make(), loop.loop)
     try:
         async with asyncio.timeout(timeout_s):
             return await asyncio.wrap_future(future)
     except (asyncio.CancelledError, TimeoutError):
         future.cancel()  # the component's task is cancelled (if it still runs, it is abandoned)
-        if runner.stuck():
-            _retire(runner)
+        if loop.stuck():
+            retire(loop)
         raise
 
 
@@ -270,14 +169,14 @@ def start_plugin(
     group = group_of(component)
     if not inspect.iscoroutinefunction(getattr(component, method)):
         call = functools.partial(contextvars.copy_context().run, _sync_guarded, component, method, args)
-        return _sync_pool(group).submit(call)
+        return sync_pool(group).submit(call)
 
     async def bounded() -> Any:
         async with asyncio.timeout(timeout_s):
             return await _guarded(component, method, args)
 
     # The context is copied here, in the caller's thread, when the task is scheduled.
-    return asyncio.run_coroutine_threadsafe(bounded(), _runner(group).loop)
+    return asyncio.run_coroutine_threadsafe(bounded(), runner(group).loop)
 
 
 async def settled(future: concurrent.futures.Future[Any], timeout_s: float) -> bool:
@@ -303,10 +202,9 @@ def abandon(component: object, future: concurrent.futures.Future[Any]) -> None:
     """Stop a :func:`start_plugin` call: its task is cancelled (a synchronous call is left to finish in
     its thread), and its loop, if the call blocks it, is retired as in :func:`call_plugin`."""
     future.cancel()
-    with _lock:
-        runner = _runners.get(group_of(component))
-    if runner is not None and runner.stuck():
-        _retire(runner)
+    found = running(group_of(component))
+    if found is not None and found.stuck():
+        retire(found)
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

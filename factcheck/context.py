@@ -4,8 +4,15 @@ A check's usage record, the run's spending limits, the time the text was written
 settings, the service layer its HTTP goes through and the interrupt that stops its synchronous work
 travel together. The Checker makes one per check (:meth:`factcheck.Checker.stream`) and hands it
 to each source's and verifier's ``retrieve``, ``judge`` and ``prepare`` that takes a keyword-only
-``context``; the library's own helpers underneath (the HTTP layer, the cache, the usage counters) read
-the same object from :func:`current`, which follows the check into worker threads and plugin loops.
+``context`` (:mod:`factcheck.calls`).
+
+Each part is a context variable of the service that reads it, so a service never imports this module
+(the cache: :data:`factcheck.cache.cache_var`; the usage record and the spending limits:
+:mod:`factcheck.usage`; the service: :data:`factcheck.net.service_var`; the LLM settings:
+:data:`factcheck.llm.client.llm_var`; the interrupt: :data:`factcheck.interrupt.interrupt_var`; the
+text's time: :data:`reference_var`, here). A CheckContext is those variables together: setting one
+(:func:`enter`, :func:`using`) sets each of them, and :func:`current` reads them. Context variables
+follow the check into its tasks, worker threads and plugin loops.
 
 Outside a check, :func:`using` sets parts of it for a block (a test, a batch's spending)::
 
@@ -19,18 +26,17 @@ import dataclasses
 import inspect
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from factcheck.cache import Cache
-    from factcheck.interrupt import Interrupt
-    from factcheck.llm.client import LLMSettings
-    from factcheck.net import Service
-    from factcheck.usage import Spending, UsageRecorder
+from factcheck.cache import Cache, cache_var
+from factcheck.interrupt import Interrupt, interrupt_var
+from factcheck.llm.client import LLMSettings, llm_var
+from factcheck.net import Service, service_var
+from factcheck.usage import Spending, UsageRecorder, spending_var, usage_var
 
 
 @dataclass(frozen=True)
@@ -51,29 +57,52 @@ class CheckContext:
         return dataclasses.replace(self, **changes)
 
 
+reference_var: ContextVar[datetime | None] = ContextVar("factcheck.reference", default=None)
+"""When the text of the check running here was written (``None``: now)."""
+
+_PARTS: dict[str, ContextVar[Any]] = {
+    "usage": usage_var,
+    "spending": spending_var,
+    "reference": reference_var,
+    "cache": cache_var,
+    "llm": llm_var,
+    "service": service_var,
+    "interrupt": interrupt_var,
+}
 _NONE = CheckContext()
-_current: ContextVar[CheckContext | None] = ContextVar("factcheck_check", default=None)
+# The context last set, handed back as long as each variable still holds its part.
+_last: ContextVar[CheckContext] = ContextVar("factcheck.context", default=_NONE)
 
 
 def current() -> CheckContext:
     """The context of the check running here (an empty one outside a check)."""
-    return _current.get() or _NONE
+    last = _last.get()
+    parts = {name: var.get() for name, var in _PARTS.items()}
+    if all(getattr(last, name) is part for name, part in parts.items()):
+        return last
+    return CheckContext(**parts)
+
+
+def _set(context: CheckContext) -> list[Token[Any]]:
+    """Set each variable to its part of ``context``; the tokens that undo it."""
+    return [*(var.set(getattr(context, name)) for name, var in _PARTS.items()), _last.set(context)]
 
 
 def enter(context: CheckContext) -> None:
     """Make ``context`` current for the rest of this task (a check's own task sets its context once)."""
-    _current.set(context)
+    _set(context)
 
 
 @contextmanager
 def using(**changes: Any) -> Iterator[CheckContext]:
     """The current context with ``changes``, for the block."""
     changed = current().but(**changes)
-    token = _current.set(changed)
+    tokens = _set(changed)
     try:
         yield changed
     finally:
-        _current.reset(token)
+        for token in reversed(tokens):
+            token.var.reset(token)
 
 
 def takes_context(function: Callable[..., Any]) -> bool:
@@ -93,4 +122,4 @@ def _takes_context(function: Callable[..., Any]) -> bool:
     return found is not None and found.kind is found.KEYWORD_ONLY
 
 
-__all__ = ["CheckContext", "current", "enter", "takes_context", "using"]
+__all__ = ["CheckContext", "current", "enter", "reference_var", "takes_context", "using"]

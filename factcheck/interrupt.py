@@ -3,10 +3,10 @@
 A coroutine is cancelled where it awaits; a synchronous method handed to a worker
 thread (spaCy splitting a text into claims) cannot be, and goes on spending CPU
 after its caller is gone: a client that disconnects during claim splitting
-would cost the whole split. The caller sets an :class:`Interrupt` as
-:class:`~factcheck.context.CheckContext`'s ``interrupt``; the context follows the call into its
-thread (:func:`factcheck.calls.call_plugin` copies the context), where
-:func:`interruptible` runs the work. :meth:`Interrupt.request` then raises
+would cost the whole split. The caller sets an :class:`Interrupt` as the
+check's (:data:`interrupt_var`, the ``interrupt`` of its :class:`~factcheck.context.CheckContext`); the
+variable follows the call into its thread (:func:`factcheck.calls.call_plugin` copies the context
+variables), where :func:`interruptible` runs the work. :meth:`Interrupt.request` then raises
 :class:`Abandoned` inside that thread at its next Python instruction (CPython's
 ``PyThreadState_SetAsyncExc``), so the work stops within one call into compiled
 code (one spaCy pipeline step) instead of running to its end.
@@ -22,8 +22,7 @@ import ctypes
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-
-from factcheck.context import current
+from contextvars import ContextVar
 
 
 class Abandoned(BaseException):
@@ -79,10 +78,14 @@ class Interrupt:
                     _raise_in(thread_id, None)
 
 
+interrupt_var: ContextVar[Interrupt | None] = ContextVar("factcheck.interrupt", default=None)
+"""The interrupt of the check running here, if any."""
+
+
 @contextmanager
 def interruptible() -> Iterator[None]:
-    """Run the block under the interrupt of the caller's check (:class:`~factcheck.context.CheckContext`), if any."""
-    interrupt = current().interrupt
+    """Run the block under the interrupt of the caller's check (:data:`interrupt_var`), if any."""
+    interrupt = interrupt_var.get()
     if interrupt is None:
         yield
         return

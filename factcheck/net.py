@@ -6,8 +6,8 @@ call on a short-lived loop), the transport under it (injectable: tests, a proxy,
 a recorder), time-outs, a concurrency limit per host, bounded retries that
 honour ``Retry-After``, and the one memory of refusals (:class:`Refusals`).
 Requests go through :func:`service`: the current check's service
-(:class:`~factcheck.context.CheckContext`'s ``service``, set for a block with
-:func:`use_service`), else :data:`DEFAULT_SERVICE`.
+(:data:`service_var`, the ``service`` of its :class:`~factcheck.context.CheckContext`,
+set for a block with :func:`use_service`), else :data:`DEFAULT_SERVICE`.
 
 A failed answer raises :class:`ServiceHTTPError` (a SourceError carrying the
 status and the server's own message). A refusal no retry will fix (a rejected
@@ -39,6 +39,7 @@ import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Hashable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, TypeVar
@@ -46,11 +47,10 @@ from typing import Any, TypeVar
 import certifi
 import httpx
 
-from factcheck.calls import on_plugin_loop
-from factcheck.context import current, using
 from factcheck.errors import ServiceHTTPError, ServiceUnreachableError, SourceError
+from factcheck.loops import on_plugin_loop
 from factcheck.secrets import keep_keys_out_of_logs
-from factcheck.usage import UsageRecorder, charge_search
+from factcheck.usage import UsageRecorder, charge_search, usage_var
 
 T = TypeVar("T")
 keep_keys_out_of_logs("httpx")  # it logs each request's URL at INFO, and SerpAPI's key travels in the query
@@ -123,7 +123,7 @@ class Refusals:
         with self._lock:
             self._accepted.discard(key)
             if for_check:
-                if (recorder := current().usage) is not None:
+                if (recorder := usage_var.get()) is not None:
                     self._in_check.setdefault(recorder, {}).setdefault(key, reason)
             elif self._reason_locked(key) is None:
                 self._reasons[key] = (time.monotonic() + (self.ttl_s if ttl_s is None else ttl_s), reason)
@@ -140,7 +140,7 @@ class Refusals:
             entry = None
         if entry is not None:
             return entry[1]
-        recorder = current().usage
+        recorder = usage_var.get()
         return self._in_check.get(recorder, {}).get(key) if recorder is not None else None
 
     def accept(self, key: Key) -> None:
@@ -464,20 +464,25 @@ class Service:
 
 
 DEFAULT_SERVICE = Service(refusals=REFUSALS)
+service_var: ContextVar[Service | None] = ContextVar("factcheck.service", default=None)
+"""The service of the check running here (``None``: :data:`DEFAULT_SERVICE`)."""
 
 
 def service() -> Service:
     """The service requests go through now: the current check's (:func:`use_service`), else
-    :data:`DEFAULT_SERVICE`. Read from the check's context, so it follows a check into the plugin loops
+    :data:`DEFAULT_SERVICE`. Read from a context variable, so it follows a check into the plugin loops
     its components run on."""
-    return current().service or DEFAULT_SERVICE
+    return service_var.get() or DEFAULT_SERVICE
 
 
 @contextmanager
 def use_service(chosen: Service) -> Iterator[Service]:
     """Make ``chosen`` the service for the block (and the checks started in it)."""
-    with using(service=chosen):
+    token = service_var.set(chosen)
+    try:
         yield chosen
+    finally:
+        service_var.reset(token)
 
 
 def host_limit(url: str, concurrency: int) -> asyncio.Semaphore:

@@ -1,9 +1,10 @@
 """Recording what a check costs, from anywhere inside it.
 
 The pipeline opens a :class:`UsageRecorder` for each check and makes it the
-current one (a context variable, so it follows the check's tasks and worker
-threads). Components report through the ``record_*`` functions; outside a
-check they do nothing.
+current one (:data:`usage_var`, a context variable, so it follows the check's
+tasks and worker threads); a run's :class:`Spending` is :data:`spending_var`.
+Components report through the ``record_*`` functions; outside a check they do
+nothing.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 
-from factcheck.context import current
 from factcheck.errors import BudgetReachedError
 from factcheck.text import plural
 from factcheck.types import Usage
@@ -185,37 +186,43 @@ class Spending:
             return f"{plural(self.llm_calls, 'LLM call')}, {searches}, ${self.cost_usd:.4f}"
 
 
+usage_var: ContextVar[UsageRecorder | None] = ContextVar("factcheck.usage", default=None)
+"""The usage record of the check running here, if any."""
+spending_var: ContextVar[Spending | None] = ContextVar("factcheck.spending", default=None)
+"""The spending limits of the run this check is part of, if any."""
+
+
 def charge_search(service: str) -> None:
     """Before a search request is sent (each retry too): take a slot from the current :class:`Spending`,
     if any (BudgetReachedError when spent), and count it in the check's ``usage.search_calls``."""
-    if (spending := current().spending) is not None:
+    if (spending := spending_var.get()) is not None:
         spending.charge_search(service)
     record_search()
 
 
 def charge_llm_call() -> None:
     """Before a model call: take a slot from the current :class:`Spending`, if any (BudgetReachedError when spent)."""
-    if (spending := current().spending) is not None:
+    if (spending := spending_var.get()) is not None:
         spending.charge()
 
 
 def record_call(key: str, n: int = 1) -> None:
     """Count a call to a component or service (``"corpus-index:build"``)."""
-    if (recorder := current().usage) is not None:
+    if (recorder := usage_var.get()) is not None:
         recorder.count(recorder.calls, key, n)
 
 
 def record_cache_hit(key: str) -> None:
     """Count an answer served from a cache instead of being computed or fetched."""
-    if (recorder := current().usage) is not None:
+    if (recorder := usage_var.get()) is not None:
         recorder.count(recorder.cache_hits, key)
 
 
 def record_llm(prompt_tokens: int, completion_tokens: int, cost_usd: float = 0.0, *, estimated: bool = False) -> None:
     """Count one LLM call with its token usage and estimated cost (``estimated``: the server reported no tokens)."""
-    if (spending := current().spending) is not None:
+    if (spending := spending_var.get()) is not None:
         spending.add_cost(cost_usd)
-    if (recorder := current().usage) is not None:
+    if (recorder := usage_var.get()) is not None:
         with recorder._lock:
             recorder.llm_calls += 1
             recorder.estimated_llm_calls += int(estimated)
@@ -230,9 +237,9 @@ def amend_llm(
     """Correct what :func:`record_llm` counted for a request when it was sent, by these differences: its
     answer's real tokens and cost in place of the estimate, or a request the server refused with an error
     status (nothing billed) taken out again."""
-    if (spending := current().spending) is not None:
+    if (spending := spending_var.get()) is not None:
         spending.add_cost(cost_usd)
-    if (recorder := current().usage) is not None:
+    if (recorder := usage_var.get()) is not None:
         with recorder._lock:
             recorder.llm_calls += calls
             recorder.estimated_llm_calls += estimated
@@ -243,7 +250,7 @@ def amend_llm(
 
 def record_note(note: str) -> None:
     """Say once in the check's ``usage.notes`` that something went differently than asked."""
-    if (recorder := current().usage) is not None:
+    if (recorder := usage_var.get()) is not None:
         with recorder._lock:
             if note not in recorder.notes:
                 recorder.notes.append(note)
@@ -251,6 +258,6 @@ def record_note(note: str) -> None:
 
 def record_search() -> None:
     """Count one call to a web search service."""
-    if (recorder := current().usage) is not None:
+    if (recorder := usage_var.get()) is not None:
         with recorder._lock:
             recorder.search_calls += 1

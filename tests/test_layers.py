@@ -182,3 +182,86 @@ def test_the_hooks_docstrings_name_only_the_doors_classes() -> None:
     named = re.findall(r":class:`([\w.]+)`", (PACKAGE / "plugin" / "hooks.py").read_text())
     assert named
     assert [n for n in named if not n.startswith(("factcheck.plugin.", "click."))] == []
+
+
+# The services a check shares. Each keeps its part of the check's CheckContext in a context variable
+# of its own, and CheckContext (factcheck.context) is composed from those variables: it stands above
+# them. factcheck.calls is not among them: it hands each component the whole CheckContext (a method's
+# keyword-only ``context``), so it stands above context.py, on the loops below (factcheck.loops).
+RUNTIME = (
+    "factcheck.interrupt",
+    "factcheck.usage",
+    "factcheck.cache",
+    "factcheck.loops",
+    "factcheck.net",
+    "factcheck.llm.client",
+)
+CONTEXT = "factcheck.context"
+
+
+def loading_imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The imports that run while the module loads: at the top, in a class body, under ``if`` (``if
+    TYPE_CHECKING`` too) or ``try``; not those inside a function, which run when it is called."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        elif not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            yield from loading_imports(node)
+
+
+def arrows(module: str) -> set[str]:
+    """The modules of ours that ``module`` imports as it loads (:func:`loading_imports`). ``from p import m``
+    names the module ``p.m`` where there is one, else ``p``; a package's ``__init__`` is named only by
+    importing the package itself."""
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in loading_imports(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+            continue
+        base = node.module or ""
+        if node.level:
+            base = ".".join([*package.split(".")[: len(package.split(".")) - node.level + 1], *filter(None, [base])])
+        found.update(f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names)
+    return {m for m in found if m in MODULES and m != module}
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of ``graph`` with more than one module, each sorted."""
+    reach: dict[str, set[str]] = {}
+    for start in graph:
+        seen, todo = set(), [start]
+        while todo:
+            for nxt in graph.get(todo.pop(), set()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        reach[start] = seen
+    found = {frozenset({m} | {n for n in reach[m] if m in reach.get(n, set())}) for m in graph}
+    return sorted(sorted(c) for c in found if len(c) > 1)
+
+
+def test_the_import_graph_of_the_package_has_no_circle() -> None:
+    """No two modules of factcheck import each other, directly or through others (a strongly connected
+    component of more than one module). The rule: an arrow for each import that runs while a module loads,
+    ``if TYPE_CHECKING`` imports included (a type named is a dependency as much as a function called);
+    an import inside a function is no arrow (it runs once the modules are loaded: the CLI group adds its
+    commands so). ``from p import m`` is an arrow to the module ``p.m`` where there is one, else to ``p``."""
+    assert circles({module: arrows(module) for module in MODULES}) == []
+
+
+def test_the_check_for_circles_finds_one() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set()}
+    assert circles(graph) == [["a", "b", "c"]]
+    assert "factcheck.llm.client" in arrows("factcheck.context")  # the composition imports the services
+    code = "if TYPE_CHECKING:\n    import a\nclass C:\n    import b\ndef f():\n    import c\n"
+    assert {node.names[0].name for node in loading_imports(ast.parse(code))} == {"a", "b"}
+
+
+def test_no_service_of_the_runtime_reaches_the_context_module() -> None:
+    """The services are below CheckContext: none imports factcheck.context, directly or through what
+    it imports (at the top or inside a function)."""
+    reached = {module: reached_from(module) for module in RUNTIME}
+    assert sorted(route(seen, CONTEXT) for seen in reached.values() if CONTEXT in seen) == []
+    assert all(CONTEXT not in arrows(module) for module in RUNTIME)

@@ -55,13 +55,13 @@ import re
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
 
 from factcheck.cache import cached
-from factcheck.context import current
 from factcheck.errors import LLMError, LLMRefusedError, LLMUnreachableError, MissingKeyError
 from factcheck.net import (
     CONNECT_TIMEOUT_S,
@@ -189,9 +189,13 @@ class LLMAnswer:
     logprobs: tuple[TokenLogprob, ...] | None = None
 
 
+llm_var: ContextVar[LLMSettings | None] = ContextVar("factcheck.llm", default=None)
+"""The LLM settings of the check running here (``None``: the environment's)."""
+
+
 def resolve(model: str | None = None, base_url: str | None = None) -> LLMSettings:
     """The current check's LLM settings, with a component's own ``model`` / ``base_url`` applied."""
-    settings = current().llm or llm_settings(llm_env(os.environ))
+    settings = llm_var.get() or llm_settings(llm_env(os.environ))
     return replace(settings, model=model or settings.model, base_url=base_url or settings.base_url)
 
 

@@ -23,8 +23,8 @@ The built-in components import these same names from here. The domain types (``C
 """
 
 from factcheck.cache import cached
-from factcheck.calls import SYNC_WORKERS
 from factcheck.context import CheckContext
+from factcheck.loops import SYNC_WORKERS
 from factcheck.options import setting
 from factcheck.plugin.dataset import Dataset, DatasetReader, EvalItem, GoldClaim
 from factcheck.plugin.deliberator import Action, DeliberationState, Deliberator, stop, taken
