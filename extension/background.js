@@ -274,8 +274,7 @@ async function checkSelection(tab, menuText, frameId, { page = false } = {}) {
 /**
  * Check a tab's last text again (the popup's Retry): after a verdict with claims not checked (the
  * server's deadline cut it), only those claims, merged into the same result; after an error before any
- * verdict, the same text. For a selection the check id stays, so the claims are marked on the text
- * captured the first time (the page still holds it: a page that was left has no result to retry).
+ * verdict, the same text (in the same parts, for a check in parts that failed).
  */
 async function retry(tabId) {
   const state = await loadCheck(stateKey(tabId));
@@ -285,27 +284,33 @@ async function retry(tabId) {
     runCheck(state, state);
     return { checkId: state.checkId };
   }
-  if (state.inParts) return checkInParts(tabId); // a check in parts that failed: in the same parts again
-  const { checkId, kind, text, url, title, frameId, onPage, pageDate = null, leftOut = [] } = state;
-  const again = { checkId: ON_PAGE.has(kind) ? checkId : newCheckId(), kind, text, url, title, tabId, frameId, onPage, pageDate, leftOut };
-  runCheck(again);
-  return { checkId };
+  return { checkId: rerun(tabId, state, state.inParts ? { limit: state.inParts.limit, spans: textParts(state.text, state.inParts.limit) } : null) };
 }
 
 /**
  * Check a tab's last text in parts, after the server refused it as too long (413): parts under its limit,
- * one request after another, in the same check (a selection keeps its check id, so each part's claims are
- * marked on the text captured the first time), merged into one result.
+ * one request after another, in the same check, merged into one result.
  */
 async function checkInParts(tabId) {
   const state = await loadCheck(stateKey(tabId));
   const limit = state?.tooLong?.limit ?? state?.inParts?.limit;
   if (!state?.text?.trim() || !limit) return { error: "nothing to check in parts" };
   if (state.status === "checking") return { error: "a check is running in this tab" }; // a second click
+  const parts = { limit, spans: textParts(state.text, limit) };
+  return { checkId: rerun(tabId, state, parts), parts: parts.spans.length };
+}
+
+/**
+ * Run a tab's last check again from its start, whole or in `parts`: its id the check's id. A check of text
+ * on the page (a selection, the whole page) keeps its id: the page holds its capture under that id, so the
+ * claims are marked on the text captured the first time, and the page answers that it still holds it (a
+ * page that was left has no result to run again). A pasted text gets a new id.
+ */
+function rerun(tabId, state, parts = null) {
   const { checkId, kind, text, url, title, frameId, onPage, pageDate = null, leftOut = [] } = state;
-  const parts = { limit, spans: textParts(text, limit) };
-  runCheck({ checkId: kind === "selection" ? checkId : newCheckId(), kind, text, url, title, tabId, frameId, onPage, pageDate, leftOut, parts });
-  return { checkId, parts: parts.spans.length };
+  const again = ON_PAGE.has(kind) ? checkId : newCheckId();
+  runCheck({ checkId: again, kind, text, url, title, tabId, frameId, onPage, pageDate, leftOut, parts });
+  return again;
 }
 
 /**

@@ -9,6 +9,7 @@ Real headless Chromium with the extension, as in tests/test_extension.py, whose 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -261,7 +262,7 @@ def check_page(ext: Extension, tab: int) -> dict[str, Any]:
 
 def test_a_whole_page_over_the_server_s_limit_or_empty_says_so(ext: Extension, server: str, site: str) -> None:
     ext.use(server)
-    _, tab = ext.open(f"{site}/huge.html")
+    handle, tab = ext.open(f"{site}/huge.html")
     state = check_page(ext, tab)
     length = len("Statins lower LDL cholesterol. " * 60) - 1
     assert length > MAX_TEXT_CHARS
@@ -270,12 +271,22 @@ def test_a_whole_page_over_the_server_s_limit_or_empty_says_so(ext: Extension, s
         "check it in parts, select a part of the page and check the selection, or raise the server's --max-text-chars"
     )
     ext.wait_badge(tab, "!")
+    first = state["checkId"]
     # The popup offers the page in parts under the server's limit: one check, every sentence a claim.
     parts = -(-length // MAX_TEXT_CHARS)
     assert state["tooLong"] == {"limit": MAX_TEXT_CHARS, "parts": parts}
     ext.call("return await chrome.runtime.sendMessage({type: 'check-parts', tabId: args[0]});", tab)
     state = wait_until(lambda: ext.state(tab), lambda s: s and s["status"] == "done", "the page checked in parts")
     assert (state["kind"], state["inParts"]["count"], len(state["claims"])) == ("page", parts, 60)
+    # The same check as the page captured: each claim is marked where it lies, and the result stays when the
+    # tab's address changes its #fragment (the page is asked whether it still holds the check's text).
+    assert state["checkId"] == first
+    found = settled_marks(ext.browser, handle, state)
+    assert len(found) == 60 and {m["text"] for m in found.values()} == {"Statins lower LDL cholesterol."}
+    ext.browser.switch_to.window(handle)
+    ext.browser.execute_script("location.hash = 'moved'")
+    time.sleep(1)
+    assert (ext.state(tab) or {}).get("checkId") == first
     _, tab = ext.open(f"{site}/empty.html")
     state = check_page(ext, tab)
     assert state["error"] == "the page's main text is empty: nothing to check"
