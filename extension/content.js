@@ -503,9 +503,10 @@
   /**
    * The lines of a scope that its structure says are no claims, by what they hold: an author's name
    * (rel=author, itemprop=author), a <time>, a comment counter or link, an ad's label, with at most a
-   * few other words ("By Jane Doe · Updated May 10, 2014 · Comments (3)"): element -> reason. A <time>
-   * or an author's link inside a sentence is the sentence's. A counter's or ad label's own element is
-   * left out wherever it is.
+   * few other words ("By Jane Doe · Updated May 10, 2014 · Comments (3)"): element -> reason. A <time>,
+   * an author's link, a counter's or an ad label's words inside a sentence are the sentence's ("revenue
+   * from <a>advertising</a>.", "The post drew <a>300 comments</a> in an hour", "Die Polizei hat
+   * <a>Anzeige</a> erstattet."): only a line of them is left out.
    */
   function structuralLines(scope) {
     const found = new Map();
@@ -518,10 +519,8 @@
       if (element.childElementCount > 0) continue;
       const said = squeezed(element.textContent);
       if (said.length > 60) continue;
-      if (COMMENT_COUNT.test(said)) found.set(element, COMMENTS);
-      else if (AD_LABEL.test(said)) found.set(element, "an advertisement");
-      else continue;
-      tokens.push([element, found.get(element)]);
+      if (COMMENT_COUNT.test(said)) tokens.push([element, COMMENTS]);
+      else if (AD_LABEL.test(said)) tokens.push([element, "an advertisement"]);
     }
     const lines = new Map(); // line -> its tokens
     for (const [element, reason] of tokens) {
@@ -533,9 +532,12 @@
       for (const [element] of held) rest = rest.replace(squeezed(element.textContent), " ");
       const words = rest.match(/[\p{L}\p{N}]+/gu) ?? [];
       const sentence = words.length >= 3 && /[.!?]["'\u201d\u2019)]?$/.test(rest.trim());
-      if (words.length > 4 || sentence) continue;
-      // The line is its tokens and a few words ("By", "Updated", "·"): a byline first, then a date.
       const reasons = held.map(([, reason]) => reason);
+      // A counter's or an ad label's words are common words ("advertising", "Anzeige", "300 comments"): with
+      // nothing of a byline or date beside them, a line of them has at most two other words ("Share · 12 comments").
+      const few = reasons.some((reason) => reason === "a byline" || reason === "a dateline") ? 4 : 2;
+      if (words.length > few || sentence) continue;
+      // The line is its tokens and a few words ("By", "Updated", "·"): a byline first, then a date.
       found.set(line, reasons.includes("a byline") ? "a byline" : reasons[0]);
     }
     return found;

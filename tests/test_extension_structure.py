@@ -104,6 +104,15 @@ PAGES = {
         "<article><p>Apples grow on trees. Bananas are not berries. Cherries are red.</p>"
         "<article><p>A nested comment is inside it.</p></article></article>",
     ),
+    # An ad's label and a comment counter's words inside sentences (Wikipedia's link to "Advertising"), and as lines.
+    "inline.html": page(
+        "Inline",
+        '<article id="inline"><p>Wikipedia gets no revenue from <a href="/wiki/Advertising">advertising</a>.</p>'
+        '<p>The post drew <a href="/post">300 comments</a> in an hour.</p>'
+        '<p>Die Polizei hat <a href="/anzeige">Anzeige</a> erstattet</p>'
+        '<div class="label">Advertisement</div><p><span>Share</span> · <a href="/post">12 comments</a></p>'
+        "<p>Tea has caffeine.</p></article>",
+    ),
     # A main text over the real server's limit of MAX_TEXT_CHARS characters.
     "huge.html": page("Huge", "<main><p>" + "Statins lower LDL cholesterol. " * 60 + "</p></main>"),
     # A page without text of its own.
@@ -158,6 +167,25 @@ def test_a_selection_s_bylines_headings_captions_ads_and_pull_quote_are_left_out
     ext.browser.save_screenshot(str(screenshot))
     ext.browser.set_window_size(480, 1000)
     assert screenshot.stat().st_size > 10_000
+
+
+def test_an_ad_label_or_comment_counter_s_words_inside_a_sentence_are_checked(
+    ext: Extension, fake: FakeServer, site: str
+) -> None:
+    ext.use(fake.url)
+    handle, tab = ext.open(f"{site}/inline.html")
+    ext.select(handle, "inline")
+    started = ext.check_selection(tab)
+    state = ext.wait_state(tab, check_id=started["checkId"])
+    assert fake.texts[-1] == (
+        "Wikipedia gets no revenue from advertising.\n\nThe post drew 300 comments in an hour.\n\n"
+        "Die Polizei hat Anzeige erstattet\n\nTea has caffeine."
+    )
+    # Only a line of them is left out.
+    assert [(each["reason"], each["text"]) for each in state["leftOut"]] == [
+        ("an advertisement", "Advertisement"),
+        ("a comment counter", "Share · 12 comments"),
+    ]
 
 
 def select_range(ext: Extension, handle: str, script: str) -> str:
