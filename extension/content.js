@@ -167,6 +167,9 @@
     // takes as hidden: its parent's visibility is its own.
     const parent = flatParent(element);
     if (style.display === "contents") return parent?.nodeType === Node.ELEMENT_NODE ? hiddenAs(parent, memo) : null;
+    // The extension's own mark (a pale background, dark text) shows what its parent shows: text marked by an
+    // earlier check is as visible as it was before (light text on a dark page, inside a pale mark, included).
+    if (element.matches(MARK_SELECTOR)) return parent?.nodeType === Node.ELEMENT_NODE ? hiddenAs(parent, memo) : null;
     // checkVisibility leaves content-visibility: auto alone (contentVisibilityAuto: false, its default): it
     // only puts off painting what is far from view, which a reader scrolls to.
     if (element.checkVisibility && !element.checkVisibility({ opacityProperty: true, visibilityProperty: true })) {
@@ -266,7 +269,8 @@
       const parent = flatParent(element);
       const below = () => (parent?.nodeType === Node.ELEMENT_NODE ? backdrop(parent, memo) : canvas(memo));
       let seen;
-      if (style.display === "contents") seen = below(); // no box: paints no background
+      // No box: paints no background; the extension's own mark is not the page's background.
+      if (style.display === "contents" || element.matches(MARK_SELECTOR)) seen = below();
       else if (style.backgroundImage !== "none") seen = null;
       else {
         const color = rgba(style.backgroundColor);

@@ -53,6 +53,12 @@ PAGES = {
     "dark.html": page(
         "Dark", '<style>:root{color-scheme:dark}</style><p id="dark">Light text on a dark page is shown.</p>'
     ),
+    # A dark page of its own colours (light text on #111), checked twice: text an earlier check marked is checked again.
+    "night.html": page(
+        "Night",
+        '<div id="night" style="background:#111;color:#eee;padding:8px"><p>Statins lower LDL cholesterol.'
+        " Smoking causes lung cancer.</p><p>Obesity does not increase the risk of type 2 diabetes.</p></div>",
+    ),
     # Collapsed sections: Wikipedia's hidden="until-found" (its text right inside, and in paragraphs), a block
     # of content-visibility: hidden, a closed <details> whose summary shows; content-visibility: auto far
     # down the page is only not painted yet (a reader scrolls to it): checked.
@@ -220,3 +226,29 @@ def test_the_popup_lists_what_was_left_out_of_the_check_and_why(
     assert marked_text(ext, handle, state) == shown
     ext.select(handle, None)
     page_shot(ext, handle, tab, artifacts / "extension-hidden-page.png", mark="mark.factcheck-first", size=(520, 440))
+
+
+def test_text_marked_on_a_dark_page_is_checked_again_and_its_marks_are_readable(
+    ext: Extension, fake: FakeServer, site: str, artifacts: Path
+) -> None:
+    handle, tab, _, first = check(ext, fake, f"{site}/night.html", "night")
+    sent = (
+        "Statins lower LDL cholesterol. Smoking causes lung cancer.\n\n"
+        "Obesity does not increase the risk of type 2 diabetes."
+    )
+    assert fake.texts[-1] == sent and first["leftOut"] == []
+    settled_marks(ext.browser, handle, first)
+    # Each mark's pale background holds dark text (the page's light text on it would not show).
+    colours = ext.browser.execute_script(
+        "return [...document.querySelectorAll('mark.factcheck-claim')].map((m) => getComputedStyle(m).color)"
+    )
+    assert colours and set(colours) == {"rgb(26, 26, 26)"}
+    # The same text again, now inside the first check's marks: all of it is checked, nothing left out as hidden.
+    ext.select(handle, "night")
+    started = ext.check_selection(tab)
+    again = ext.wait_state(tab, check_id=started["checkId"])
+    assert fake.texts[-1] == sent and again["leftOut"] == []
+    assert marked_text(ext, handle, again) == sorted(claim["text"] for claim in again["claims"])
+    page_shot(
+        ext, handle, tab, artifacts / "extension-dark-page.png", mark="mark.factcheck-first", which=-1, size=(520, 380)
+    )
