@@ -175,7 +175,9 @@
     if (element.checkVisibility && !element.checkVisibility({ opacityProperty: true, visibilityProperty: true })) {
       // In a collapsed section (content-visibility: hidden, hidden="until-found", a closed <details>)?
       if (!element.checkVisibility()) return collapsedWhy(element);
-      return element.checkVisibility({ visibilityProperty: true }) ? "hidden: transparent (opacity: 0)" : "hidden: visibility: hidden";
+      if (!element.checkVisibility({ visibilityProperty: true })) return "hidden: visibility: hidden";
+      if (!notYetShown(element)) return "hidden: transparent (opacity: 0)";
+      // Not yet shown: faded in when scrolled to (the other ways to hide it are still asked below).
     }
     if (!element.checkVisibility && style.visibility !== "visible") return "hidden: visibility: hidden";
     const box = element.getBoundingClientRect();
@@ -186,6 +188,33 @@
     if (clippedAway(element, memo)) return "hidden: clipped to nothing";
     if (likeBackground(element, style, memo)) return "hidden: text the colour of its background";
     return null;
+  }
+
+  /**
+   * Whether an element at opacity 0 is only not yet shown: a page that reveals its text as the reader scrolls
+   * (a scroll-animation library) keeps what lies below the fold at opacity 0 until it is scrolled to, and
+   * fades it in. Each box of opacity 0 around it must be such a box: one that fades in (a transition or an
+   * animation on its opacity) or that lies below the viewport. A box of opacity 0 in view that never
+   * fades in is hidden.
+   */
+  function notYetShown(element) {
+    let found = false;
+    for (let box = element; box?.nodeType === Node.ELEMENT_NODE; box = flatParent(box)) {
+      const style = getComputedStyle(box);
+      if (parseFloat(style.opacity) > 0) continue;
+      found = true;
+      if (!fadesIn(style) && box.getBoundingClientRect().top < innerHeight) return false;
+    }
+    return found;
+  }
+
+  /** Whether a style animates its opacity: an animation, or a transition of opacity (or all) that takes time. */
+  function fadesIn(style) {
+    if (style.animationName !== "none" && parseFloat(style.animationDuration) > 0) return true;
+    const properties = style.transitionProperty.split(/,\s*/);
+    const durations = style.transitionDuration.split(/,\s*/); // repeated when shorter than the properties
+    return properties.some((property, index) =>
+      (property === "opacity" || property === "all") && parseFloat(durations[index % durations.length]) > 0);
   }
 
   /** Why an element's content is collapsed (a reason, see hiddenAs), or null when it is not. */

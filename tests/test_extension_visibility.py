@@ -59,6 +59,16 @@ PAGES = {
         '<div id="night" style="background:#111;color:#eee;padding:8px"><p>Statins lower LDL cholesterol.'
         " Smoking causes lung cancer.</p><p>Obesity does not increase the risk of type 2 diabetes.</p></div>",
     ),
+    # A page that reveals its text on scroll: paragraphs below the fold at opacity 0 (one faded in by a transition,
+    # one plain), one in view fading in; and one in view at opacity 0 that never shows.
+    "reveal.html": page(
+        "Reveal",
+        '<main><p>Statins lower LDL cholesterol.</p><p style="opacity:0">Invisible text in view is not shown.</p>'
+        '<p style="opacity:0;transition:opacity 1s">Faded in text is checked.</p><div style="height:1600px"></div>'
+        '<section style="opacity:0;transform:translateY(40px);transition:opacity .6s,transform .6s">'
+        "<p>Smoking causes lung cancer.</p></section>"
+        '<p style="opacity:0">Obesity does not increase the risk of type 2 diabetes.</p></main>',
+    ),
     # Collapsed sections: Wikipedia's hidden="until-found" (its text right inside, and in paragraphs), a block
     # of content-visibility: hidden, a closed <details> whose summary shows; content-visibility: auto far
     # down the page is only not painted yet (a reader scrolls to it): checked.
@@ -252,3 +262,17 @@ def test_text_marked_on_a_dark_page_is_checked_again_and_its_marks_are_readable(
     page_shot(
         ext, handle, tab, artifacts / "extension-dark-page.png", mark="mark.factcheck-first", which=-1, size=(520, 380)
     )
+
+
+def test_text_a_page_reveals_on_scroll_is_checked_with_the_whole_page(
+    ext: Extension, fake: FakeServer, site: str
+) -> None:
+    ext.use(fake.url)
+    _, tab = ext.open(f"{site}/reveal.html")
+    answer = ext.call("return await chrome.runtime.sendMessage({type: 'check-page', tabId: args[0]});", tab)
+    state = ext.wait_state(tab, check_id=answer["checkId"])
+    assert fake.texts[-1] == (
+        "Statins lower LDL cholesterol.\n\nFaded in text is checked.\n\nSmoking causes lung cancer.\n\n"
+        "Obesity does not increase the risk of type 2 diabetes."
+    )
+    assert left_out(state) == [("Invisible text in view is not shown.", "hidden: transparent (opacity: 0)")]
