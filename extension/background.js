@@ -272,19 +272,46 @@ async function checkSelection(tab, menuText, frameId, { page = false } = {}) {
 }
 
 /**
- * Check a tab's last text again (the popup's Retry): after a verdict with claims not checked (the
+ * Check a tab's last text again (the popup's Retry): a check in parts that failed, from the part that
+ * failed on (the parts done are kept, never asked for again); after a verdict with claims not checked (the
  * server's deadline cut it), only those claims, merged into the same result; after an error before any
- * verdict, the same text (in the same parts, for a check in parts that failed).
+ * verdict, the same text.
  */
 async function retry(tabId) {
   const state = await loadCheck(stateKey(tabId));
   if (!state?.text?.trim()) return { error: "nothing to retry" };
   if (state.status === "checking") return { error: "a check is running in this tab" }; // a second click
+  const inParts = state.inParts;
+  if (inParts && state.status === "error") {
+    const from = Number.isInteger(inParts.done) ? inParts.done : 0;
+    const kept = from > 0 && state.verdict ? { claims: state.claims.slice(0, inParts.claims), verdict: state.verdict } : null;
+    const parts = { limit: inParts.limit, spans: textParts(state.text, inParts.limit), from: kept ? from : 0, kept };
+    return { checkId: rerun(tabId, state, parts) };
+  }
   if (state.verdict && state.claims.some((claim) => claim.unchecked)) {
-    runCheck(state, state);
+    retryRest(tabId, state);
     return { checkId: state.checkId };
   }
-  return { checkId: rerun(tabId, state, state.inParts ? { limit: state.inParts.limit, spans: textParts(state.text, state.inParts.limit) } : null) };
+  return { checkId: rerun(tabId, state) };
+}
+
+/**
+ * Check the claims a result left not checked, merged into it: as many as fit under the server's limit (known
+ * for a check in parts: the claims of several parts may not fit in one text) a request, one after another
+ * while the tab still shows the result and each request ends with a verdict.
+ */
+async function retryRest(tabId, state) {
+  const key = stateKey(tabId);
+  const tried = new Set(); // ids of the claims sent
+  const limit = state.inParts?.limit ?? Infinity;
+  for (let current = state; ; ) {
+    const rest = restOf(current.claims, limit, tried);
+    if (!rest.segments.length) return;
+    for (const segment of rest.segments) tried.add(current.claims[segment.index].id);
+    await runCheck(current, current, rest);
+    current = await loadCheck(key);
+    if (current?.checkId !== state.checkId || current.status !== "done") return; // a newer check, or an error
+  }
 }
 
 /**
@@ -403,11 +430,13 @@ function keptClaim(claim) {
  * What Retry sends for the claims a check did not reach: their texts, a paragraph each, and where each
  * one's text lies in it ({index: the claim's place in the result, start, end}).
  */
-function restOf(claims) {
+function restOf(claims, limit = Infinity, skip = new Set()) {
   const segments = [];
   let text = "";
   claims.forEach((claim, index) => {
-    if (!claim.unchecked) return;
+    if (!claim.unchecked || skip.has(claim.id)) return;
+    // As many as fit under the server's limit (the first always goes): the others are for a later request.
+    if (segments.length && codePoints(text) + 2 + codePoints(claim.text) > limit) return;
     if (text) text += "\n\n";
     // In code points, as the server's spans count them (an emoji is one).
     const start = codePoints(text);
@@ -489,6 +518,7 @@ function partClaim(claim, start, id) {
 async function runCheck(
   { checkId, kind, text, url, title, tabId, frameId = 0, onPage, refused = null, pageDate = null, leftOut = [], parts = null },
   previous = null,
+  restGiven = null,
 ) {
   const key = stateKey(tabId);
   newest.set(key, checkId);
@@ -497,7 +527,7 @@ async function runCheck(
   cancelChecks(key, "a newer check started in this tab", (older) => supersedes(request, older));
   if (!running.has(key)) running.set(key, new Set());
   running.get(key).add(request);
-  const rest = previous ? restOf(previous.claims) : null;
+  const rest = previous ? (restGiven ?? restOf(previous.claims)) : null;
   const places = []; // the rest's claim index -> the index of the claim it rechecks (null: a further part)
   const state = previous
     ? { ...structuredClone(previous), status: "checking", error: null, at: Date.now() }
@@ -512,6 +542,8 @@ async function runCheck(
         // A check in parts: the server's limit, how many parts, and the part being checked (null once done).
         inParts: parts ? { limit: parts.limit, count: parts.spans.length, part: null } : null,
       };
+  // A check in parts resumed after an error: the claims and verdict of the parts done before it.
+  if (parts?.kept) state.claims = structuredClone(parts.kept.claims);
   const publish = () => {
     if (newest.get(key) !== checkId) return Promise.resolve(); // a newer check in this tab owns the popup and badge
     if (pageChanges.has(checkId)) state.pageChanged = pageChanges.get(checkId);
@@ -565,7 +597,7 @@ async function runCheck(
     notes: [...(base.notes ?? []), ...(data?.notes ?? []), ...(data?.usage?.notes ?? [])],
   });
   let part = null; // the part being checked: {number, start, base (its first claim's place in the result), done}
-  let partsVerdict = null; // the parts' verdicts so far, merged
+  let partsVerdict = parts?.kept ? { ...structuredClone(parts.kept.verdict), claims: state.claims } : null; // the parts' verdicts so far, merged
   /** A part's verdict merged into those before it: the first gives the text's fields (its whole text). */
   const mergePart = (data) => {
     const { claims: _, usage: _usage, notes: _notes, skipped = [], ...fields } = data;
@@ -655,6 +687,7 @@ async function runCheck(
       // One part after another, in the same check; a cancelled check (its signal) starts no further part.
       const points = [...text];
       for (const [index, [start, end]] of parts.spans.entries()) {
+        if (index < (parts.from ?? 0)) continue; // done before an error: kept
         part = { number: index + 1, start, base: state.claims.length, done: false };
         state.inParts.part = part.number;
         await publish();
@@ -696,6 +729,12 @@ async function runCheck(
     // "checking" highlight; the finished ones keep their verdicts and marks.
     state.claims = state.claims.map((claim) => (claim.pending ? { ...claim, pending: false, unchecked: true } : claim));
     if (previous) state.verdict = mergedVerdict(state.claims, null); // what the rest's check got to is kept
+    if (part && partsVerdict) {
+      // The parts done are kept, with the failed part's claims checked so far: Retry goes on from that part.
+      state.verdict = mergedVerdict(state.claims, null, partsVerdict);
+      state.inParts.done = part.number - 1;
+      state.inParts.claims = part.base;
+    }
   }
   if (state.claims.some((claim) => claim.unchecked)) unmarkPending();
   await publish();
