@@ -514,6 +514,14 @@
   const COMMENT_COUNT =
     /^(?:(?:comments?|responses?|replies)\s*[:(]?\s*\d[\d,.]*\s*k?\)?|\d[\d,.]*\s*k?\s*(?:comments?|responses?|replies)|no comments|(?:leave|add|post|show|view) (?:a |all )?comments?|join the (?:discussion|conversation))$/i;
   const AD_LABEL = /^(?:advertisement|advertising|sponsored(?: content)?|anzeige|publicité)$/i;
+  // The words a dateline holds beside its date ("Updated", "Published 10:42 am", "Monday", "5 min read").
+  const DATELINE_WORD = new RegExp(
+    "^(?:by|updated?|published|posted|modified|last|on|at|\\d+|min|mins|minutes?|read|am|pm|utc|gmt|[ecmp][sd]t|cet|cest|bst|" +
+      "mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:rs|rsday)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?|" +
+      "jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|" +
+      "nov(?:ember)?|dec(?:ember)?)$",
+    "i",
+  );
   // A line's own elements that name its author or give its date; a comment link.
   const AUTHOR = '[rel~="author"], [itemprop~="author"]';
   const COMMENT_LINK = 'a[href$="#comments"], a[href$="#respond"], a[href$="#disqus_thread"]';
@@ -570,10 +578,27 @@
       // nothing of a byline or date beside them, a line of them has at most two other words ("Share · 12 comments").
       const few = reasons.some((reason) => reason === "a byline" || reason === "a dateline") ? 4 : 2;
       if (words.length > few || sentence) continue;
+      if (reasons.every((reason) => reason === "a dateline") && !dateline(line, words, scope)) continue;
       // The line is its tokens and a few words ("By", "Updated", "·"): a byline first, then a date.
       found.set(line, reasons.includes("a byline") ? "a byline" : reasons[0]);
     }
     return found;
+  }
+
+  /**
+   * Whether a short line holding a date (and no author) is a dateline: its other words are a dateline's
+   * ("Updated", "Published", "5 min read", a weekday or month), or it lies at the top of the article, above
+   * its first sentence. A table's row or a list's item with other words is data ("2020 | GDP fell 3.4%",
+   * "1998: Smith elected mayor"), never a dateline.
+   */
+  function dateline(line, words, scope) {
+    if (words.every((word) => DATELINE_WORD.test(word))) return true;
+    if (line.closest("tr, li")) return false;
+    for (const paragraph of scope.querySelectorAll("p")) {
+      if (paragraph === line || !/[.!?]["'\u201d\u2019)]?\s*$/.test(paragraph.textContent)) continue;
+      return Boolean(line.compareDocumentPosition(paragraph) & Node.DOCUMENT_POSITION_FOLLOWING); // above the first
+    }
+    return true;
   }
 
   /** A node's words as the page holds them, a space between blocks: its scripts, styles and display: none left out. */

@@ -113,6 +113,16 @@ PAGES = {
         '<div class="label">Advertisement</div><p><span>Share</span> · <a href="/post">12 comments</a></p>'
         "<p>Tea has caffeine.</p></article>",
     ),
+    # Short lines with a date: a dateline (its words), a table's row, a list's item and a line below the article's
+    # first sentence that are data, not datelines.
+    "dates.html": page(
+        "Dates",
+        '<article id="dates"><p>Published <time datetime="2021-03-04">2021-03-04</time> · 5 min read</p>'
+        "<p>Statins lower LDL cholesterol.</p>"
+        "<table><tr><td><time>2020</time></td><td>GDP fell 3.4%</td></tr></table>"
+        "<ul><li><time>1998</time>: Smith elected mayor</li></ul>"
+        "<p><time>2001</time> Jones and Ray</p></article>",
+    ),
     # A main text over the real server's limit of MAX_TEXT_CHARS characters.
     "huge.html": page("Huge", "<main><p>" + "Statins lower LDL cholesterol. " * 60 + "</p></main>"),
     # A page without text of its own.
@@ -185,6 +195,23 @@ def test_an_ad_label_or_comment_counter_s_words_inside_a_sentence_are_checked(
     assert [(each["reason"], each["text"]) for each in state["leftOut"]] == [
         ("an advertisement", "Advertisement"),
         ("a comment counter", "Share · 12 comments"),
+    ]
+
+
+def test_a_short_line_with_a_date_is_a_dateline_only_by_its_words_or_place(
+    ext: Extension, fake: FakeServer, site: str
+) -> None:
+    ext.use(fake.url)
+    handle, tab = ext.open(f"{site}/dates.html")
+    ext.select(handle, "dates")
+    started = ext.check_selection(tab)
+    state = ext.wait_state(tab, check_id=started["checkId"])
+    sent = fake.texts[-1]
+    assert sent.startswith("Statins lower LDL cholesterol.")
+    for data in ("2020\tGDP fell 3.4%", "1998: Smith elected mayor", "2001 Jones and Ray"):
+        assert data in sent, (data, sent)
+    assert [(each["reason"], each["text"]) for each in state["leftOut"]] == [
+        ("a dateline", "Published 2021-03-04 · 5 min read")
     ]
 
 
