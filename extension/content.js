@@ -628,7 +628,9 @@
   function capture(range, { structure = true } = {}) {
     const pieces = [];
     const leftOut = new Map(); // "<reason>\0<text>" -> {reason, text}: what the reader sees (or the page holds) yet is not sent
-    const memo = { hidden: new Map(), clipped: new Map(), bounds: new Map(), backdrop: new Map(), painters: new Map() };
+    const memo = {
+      hidden: new Map(), clipped: new Map(), bounds: new Map(), backdrop: new Map(), painters: new Map(), placed: new Map(),
+    };
     const rangeRoot = range.commonAncestorContainer.getRootNode();
     let text = "";
     let separator = "";
@@ -657,29 +659,59 @@
     // page's tree, cannot say: its boundaries are never inside a shadow tree it crosses).
     const selected = (node) => node.getRootNode() !== rangeRoot || range.intersectsNode(node);
     // Text of the selection left out of the check, listed in the popup with why (the first LEFT_OUT_MAX).
+    const listed = new Set(); // the nodes left out so far: each once, however many of its texts meet it
     const leaveOut = (node, reason) => {
+      if (listed.has(node) || leftOut.size >= LEFT_OUT_MAX) return; // the cap first: passage() walks the subtree
+      listed.add(node);
       const said = passage(node).replace(/\s+/g, " ").trim();
-      if (!said || leftOut.size >= LEFT_OUT_MAX) return;
+      if (!said) return;
       const shown = said.length > 160 ? `${said.slice(0, 159)}…` : said;
       leftOut.set(`${reason}\u0000${shown}`, { reason, text: shown });
     };
 
     const entered = new Set(); // the elements the walk is inside
+    // Read once per element (a big hidden carousel has thousands of texts under one container): the outermost
+    // element found from it, and, per parent, its children with words that a reader sees.
+    const outer = new Map(); // why -> Map(element -> its outermost)
+    const shownChildren = new Map(); // why -> Map(parent -> its children with words that are not hidden)
+    const memoOf = (maps, why) => maps.get(why) ?? maps.set(why, new Map()).get(why);
+    const shownOf = (parent, why) => {
+      const memoFor = memoOf(shownChildren, why);
+      if (!memoFor.has(parent)) {
+        memoFor.set(parent, [...flatChildren(parent)].filter((child) => child.nodeType === Node.ELEMENT_NODE
+          && /\S/.test(child.textContent) && rendered(child) && why(child) === null));
+      }
+      return memoFor.get(parent);
+    };
     // The outermost element, from a text's parent up to where the walk began, that is hidden the same way
     // (why(element) is the reason) and whose other children with words are hidden too: a passage is listed
     // once, as the element that hides it, not as each of its paragraphs.
     const outermost = (element, why, reason) => {
+      const memoFor = memoOf(outer, why);
+      if (memoFor.has(element)) return memoFor.get(element);
       let found = element;
       for (let parent = flatParent(found); parent && entered.has(parent) && why(parent) === reason; parent = flatParent(found)) {
-        const others = [...flatChildren(parent)].every((child) => child === found || child.nodeType !== Node.ELEMENT_NODE
-          || !/\S/.test(child.textContent) || !rendered(child) || why(child) !== null);
-        if (!others) break;
+        if (!shownOf(parent, why).every((child) => child === found)) break;
         found = parent;
       }
+      memoFor.set(element, found);
       return found;
     };
     const styled = (element) => hiddenAs(element, memo);
-    const placed = (element) => styled(element) ?? rectHidden(element.getBoundingClientRect(), flatParent(element), memo);
+    const placed = (element) => {
+      if (!memo.placed.has(element)) {
+        memo.placed.set(element, styled(element) ?? rectHidden(element.getBoundingClientRect(), flatParent(element), memo));
+      }
+      return memo.placed.get(element);
+    };
+    // Reasons no descendant can undo (a child's own style cannot show what these hide): once an element is
+    // left out for one of them, the walk does not go on inside it.
+    const FINAL = new Set(["hidden: transparent (opacity: 0)", "hidden: clipped to nothing", "hidden: off the page"]);
+    let closed = null; // the element left out for a FINAL reason that the walk is leaving
+    const leaveOutWhole = (element, reason) => {
+      leaveOut(element, reason);
+      if (FINAL.has(reason) && entered.has(element)) closed = element;
+    };
 
     const addText = (node) => {
       const parent = flatParent(node);
@@ -692,7 +724,7 @@
       // all, display: none, a script, is not: see rendered.)
       const hidden = styled(parent);
       if (hidden) {
-        if (words) leaveOut(outermost(parent, styled, hidden), hidden);
+        if (words) leaveOutWhole(outermost(parent, styled, hidden), hidden);
         return;
       }
       if (from >= to) return;
@@ -700,7 +732,7 @@
       // still separates the words around it.
       const away = words ? unseen(node, from, to, memo) : null;
       if (away) {
-        leaveOut(outermost(parent, placed, away), away);
+        leaveOutWhole(outermost(parent, placed, away), away);
         return;
       }
       const whiteSpace = getComputedStyle(parent).whiteSpace;
@@ -773,11 +805,13 @@
       if (shut && !summary) leaveOut(node, shut);
       else {
         for (const child of flatChildren(node)) {
+          if (closed) break; // this element, or one it is inside, is left out whole
           if (shut && child !== summary) leaveOut(child, shut);
           else walk(child);
         }
       }
       entered.delete(node);
+      if (closed === node) closed = null;
       if (outOfFlow && text.length === before.length) separator = before.separator;
       else if (block) separate("\n\n");
     };

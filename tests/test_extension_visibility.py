@@ -69,6 +69,16 @@ PAGES = {
         "<p>Smoking causes lung cancer.</p></section>"
         '<p style="opacity:0">Obesity does not increase the risk of type 2 diabetes.</p></main>',
     ),
+    # A page's main text beside two big hidden carousels of 2,000 slides each: one of visibility: hidden, one off
+    # the page.
+    "carousel.html": page(
+        "Carousel",
+        "<main><p>Statins lower LDL cholesterol.</p>"
+        '<div style="visibility:hidden">' + "".join(f"<p>Slide {n} is hidden.</p>" for n in range(2000)) + "</div>"
+        '<div style="position:absolute;left:-9999px;width:600px">'
+        + "".join(f"<span>Away {n} is hidden. </span>" for n in range(2000))
+        + "</div><p>Smoking causes lung cancer.</p></main>",
+    ),
     # Collapsed sections: Wikipedia's hidden="until-found" (its text right inside, and in paragraphs), a block
     # of content-visibility: hidden, a closed <details> whose summary shows; content-visibility: auto far
     # down the page is only not painted yet (a reader scrolls to it): checked.
@@ -276,3 +286,23 @@ def test_text_a_page_reveals_on_scroll_is_checked_with_the_whole_page(
         "Obesity does not increase the risk of type 2 diabetes."
     )
     assert left_out(state) == [("Invisible text in view is not shown.", "hidden: transparent (opacity: 0)")]
+
+
+def test_a_whole_page_with_big_hidden_carousels_is_captured_quickly_each_listed_once(
+    ext: Extension, fake: FakeServer, site: str
+) -> None:
+    ext.use(fake.url)
+    _, tab = ext.open(f"{site}/carousel.html")
+    # The capture's time, from the background: the content script injected, the page read, its answer back.
+    timed = ext.call(
+        "const start = performance.now();"
+        " const answer = await chrome.runtime.sendMessage({type: 'check-page', tabId: args[0]});"
+        " return {answer, took: performance.now() - start};",
+        tab,
+    )
+    state = ext.wait_state(tab, check_id=timed["answer"]["checkId"])
+    assert timed["took"] < 2000, timed["took"]
+    assert fake.texts[-1] == "Statins lower LDL cholesterol.\n\nSmoking causes lung cancer."
+    assert [passage["reason"] for passage in state["leftOut"]] == ["hidden: visibility: hidden", "hidden: off the page"]
+    assert state["leftOut"][0]["text"].startswith("Slide 0 is hidden. Slide 1 is hidden.")
+    assert state["leftOut"][1]["text"].startswith("Away 0 is hidden. Away 1 is hidden.")
