@@ -357,6 +357,40 @@ async function correct({ tabId, checkId, claimId, label, note }) {
   return sendCorrection({ result, claim: claimId, label, note: String(note ?? "").trim().slice(0, 2000) });
 }
 
+/** What the popup says when a result is too large for the browser's session storage, and what it shows instead. */
+const TOO_LARGE = "the result is too large to keep in the browser's session";
+
+/**
+ * Save a check's state for the popup. The browser's session storage holds 10 MB for all tabs: a result over
+ * it (a whole page's claims, each with its evidence) is saved without the evidence passages, else without
+ * its claims (the label and notes only), with a note saying so; never left unsaved, as "checking" forever.
+ */
+async function keepState(key, state) {
+  const copy = structuredClone(state);
+  try {
+    await saveCheck(key, copy);
+    return;
+  } catch (_) {
+    // over the quota: smaller, below
+  }
+  const bare = (claim) => ({
+    ...claim,
+    deliberation: undefined,
+    judgments: (claim.judgments ?? []).map((judgment) => ({ ...judgment, evidence: [] })),
+  });
+  const lighter = { ...copy, claims: copy.claims.map(bare), notes: [...copy.notes, `${TOO_LARGE}: showing it without the evidence passages`] };
+  if (lighter.verdict) lighter.verdict = { ...lighter.verdict, claims: lighter.claims };
+  try {
+    await saveCheck(key, lighter);
+    return;
+  } catch (_) {
+    // still over: the label and notes alone
+  }
+  const least = { ...copy, claims: [], notes: [...copy.notes, `${TOO_LARGE}: showing its label only (check a shorter selection to see its claims)`] };
+  if (least.verdict) least.verdict = { ...least.verdict, claims: [], skipped: [] };
+  await saveCheck(key, least).catch(() => {});
+}
+
 /** The toolbar badge of a tab: progress while checking, the label when done, "!" on an error. */
 function showBadge(tabId, state) {
   if (tabId === null) return;
@@ -544,11 +578,28 @@ async function runCheck(
       };
   // A check in parts resumed after an error: the claims and verdict of the parts done before it.
   if (parts?.kept) state.claims = structuredClone(parts.kept.claims);
+  // The state is saved for the popup at most one save at a time: events that come during a save are saved
+  // together once it ends (the latest state), so a whole page's many events do not copy the state each; the
+  // badge follows every event at once. A promise of publish() resolves once the state it saw is saved.
+  let saving = null;
+  let dirty = false;
+  const flush = async () => {
+    try {
+      while (dirty && newest.get(key) === checkId) {
+        dirty = false;
+        await keepState(key, state);
+      }
+    } finally {
+      saving = null; // at once when the loop ends: a publish() from now on starts a new save
+    }
+  };
   const publish = () => {
     if (newest.get(key) !== checkId) return Promise.resolve(); // a newer check in this tab owns the popup and badge
     if (pageChanges.has(checkId)) state.pageChanged = pageChanges.get(checkId);
     showBadge(tabId, state);
-    return saveCheck(key, structuredClone(state));
+    dirty = true;
+    saving ??= flush();
+    return saving;
   };
   // Highlights go on regardless: an older check still marks its own text (the page keeps each check's capture).
   // The page answers which claims it left unmarked because their text changed; the popup says so.

@@ -375,3 +375,26 @@ def test_a_whole_page_check_cut_short_is_retried_on_the_same_marks_and_kept_per_
     assert again["status"] == "done" and again["kind"] == "page"
     found = settled_marks(ext.browser, handle, again)
     assert len(found) == 4 and all(key.startswith(cut["checkId"]) for key in found)
+
+
+def test_a_whole_page_result_too_large_for_the_session_is_kept_without_its_evidence(
+    ext: Extension, fake: FakeServer, site: str
+) -> None:
+    """The browser's session storage holds 10 MB for every tab: four claims of 2 MB of evidence each (kept twice,
+    in the claims and the verdict) are over it; the result is kept, said to be too large, without the passages."""
+    big = {"title": "A long source", "url": "https://example.org/long", "source": "corpus", "text": "x" * 2_000_000}
+    judgment = {"agent": "stand-in", "factuality": True, "confidence": 0.8, "rationale": "scripted", "error": None}
+    fake.claim_extra = {"judgments": [{**judgment, "evidence": [big]}]}
+    try:
+        ext.use(fake.url)
+        _, tab = ext.open(f"{site}/whole.html?large")
+        answer = ext.call("return await chrome.runtime.sendMessage({type: 'check-page', tabId: args[0]});", tab)
+        state = ext.wait_state(tab, check_id=answer["checkId"])
+    finally:
+        fake.claim_extra = {}
+    assert state["status"] == "done" and len(state["claims"]) == 4
+    too_large = "the result is too large to keep in the browser's session: showing it without the evidence passages"
+    assert too_large in state["notes"]
+    assert all(judgment["evidence"] == [] for claim in state["claims"] for judgment in claim["judgments"])
+    ext.wait_badge(tab, "PT")
+    assert too_large in ext.popup(tab)["notes"]
