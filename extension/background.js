@@ -266,8 +266,10 @@ async function checkSelection(tab, menuText, frameId, { page = false } = {}) {
   const title = captured?.title || tab.title || null;
   const pageDate = typeof captured?.date === "string" ? captured.date : null; // the article's own date
   const leftOut = onPage && Array.isArray(captured.leftOut) ? captured.leftOut : []; // [{reason, text}]: not sent
+  // How many passages were left out: the list above holds the first 20 of them.
+  const leftOutCount = onPage && Number.isInteger(captured.leftOutCount) ? captured.leftOutCount : leftOut.length;
   const refused = page && !onPage ? (captured ? EMPTY_PAGE : UNREADABLE_PAGE) : null;
-  runCheck({ checkId, kind, text, url, title, tabId: tab.id, frameId: frame, onPage, pageDate, leftOut, refused });
+  runCheck({ checkId, kind, text, url, title, tabId: tab.id, frameId: frame, onPage, pageDate, leftOut, leftOutCount, refused });
   return { checkId, text, frameId: frame };
 }
 
@@ -334,9 +336,9 @@ async function checkInParts(tabId) {
  * page that was left has no result to run again). A pasted text gets a new id.
  */
 function rerun(tabId, state, parts = null) {
-  const { checkId, kind, text, url, title, frameId, onPage, pageDate = null, leftOut = [] } = state;
+  const { checkId, kind, text, url, title, frameId, onPage, pageDate = null, leftOut = [], leftOutCount = null } = state;
   const again = ON_PAGE.has(kind) ? checkId : newCheckId();
-  runCheck({ checkId: again, kind, text, url, title, tabId, frameId, onPage, pageDate, leftOut, parts });
+  runCheck({ checkId: again, kind, text, url, title, tabId, frameId, onPage, pageDate, leftOut, leftOutCount, parts });
   return again;
 }
 
@@ -550,7 +552,10 @@ function partClaim(claim, start, id) {
  * another, their claims moved onto the whole text and merged into one result.
  */
 async function runCheck(
-  { checkId, kind, text, url, title, tabId, frameId = 0, onPage, refused = null, pageDate = null, leftOut = [], parts = null },
+  {
+    checkId, kind, text, url, title, tabId, frameId = 0, onPage, refused = null, pageDate = null, leftOut = [],
+    leftOutCount = null, parts = null,
+  },
   previous = null,
   restGiven = null,
 ) {
@@ -571,6 +576,7 @@ async function runCheck(
         unmarked: [], // ids of claims whose text the page changed while the check ran: listed, not marked
         pageDate, // the date the page gives its article (YYYY-MM-DD), or null
         leftOut, // the selection's text not sent, with why ([{reason, text}], from the page's content script)
+        leftOutCount: leftOutCount ?? leftOut.length, // how many passages were left out (leftOut lists the first 20)
         // The date sent as when the text was written: the page's, unless the options turn that off.
         date: pageDate && (await loadSettings()).usePageDate ? pageDate : null,
         // A check in parts: the server's limit, how many parts, and the part being checked (null once done).

@@ -30,7 +30,7 @@
   const NOTE_LINK = /^#(?:cite[_-]?note|cite[_-]?ref|fn|footnote|endnote|note|ref)/i;
   // What a footnote number follows when it is not an exponent (10<sup>6</sup>): the end of a sentence or clause.
   const AFTER_PUNCTUATION = /[.!?,;:)\]"'\u201d\u2019]$/;
-  const LEFT_OUT_MAX = 20; // passages of a selection listed as left out of its check (the rest are not named)
+  const LEFT_OUT_MAX = 20; // passages of a selection listed as left out of its check (the rest are counted, not named)
   // An icon font, whose ligatures draw a word ("info", "home") as a picture (Material Icons, Font Awesome).
   const ICON_FONT = /icon|symbols|awesome|glyph/i;
   // Text whose colour is this close to its background's is hidden: a contrast ratio (WCAG 2's, from relative
@@ -660,12 +660,18 @@
     const selected = (node) => node.getRootNode() !== rangeRoot || range.intersectsNode(node);
     // Text of the selection left out of the check, listed in the popup with why (the first LEFT_OUT_MAX).
     const listed = new Set(); // the nodes left out so far: each once, however many of its texts meet it
+    let unlisted = 0; // passages left out beyond the first LEFT_OUT_MAX: counted, not read
     const leaveOut = (node, reason) => {
-      if (listed.has(node) || leftOut.size >= LEFT_OUT_MAX) return; // the cap first: passage() walks the subtree
+      if (listed.has(node)) return;
       listed.add(node);
+      if (leftOut.size >= LEFT_OUT_MAX) {
+        if (/\S/.test(node.textContent)) unlisted++; // the cap first: passage() walks the subtree
+        return;
+      }
       const said = passage(node).replace(/\s+/g, " ").trim();
       if (!said) return;
-      const shown = said.length > 160 ? `${said.slice(0, 159)}…` : said;
+      const points = [...said]; // clipped by code points: an emoji is never cut in half
+      const shown = points.length > 160 ? `${points.slice(0, 159).join("")}…` : said;
       leftOut.set(`${reason}\u0000${shown}`, { reason, text: shown });
     };
 
@@ -818,7 +824,7 @@
 
     if (top instanceof ShadowRoot) top.childNodes.forEach(walk); // a selection inside one shadow root
     else walk(top);
-    return { text, pieces, leftOut: [...leftOut.values()] };
+    return { text, pieces, leftOut: [...leftOut.values()], leftOutCount: leftOut.size + unlisted };
   }
 
   /** Split a text node at offset; the tail is remembered as the head's next part, with the same owner. */
@@ -1062,13 +1068,15 @@
       }
       const range = main ? document.createRange() : selection.getRangeAt(0);
       if (main) range.selectNodeContents(main.element);
-      let { text, pieces, leftOut } = capture(range);
+      let { text, pieces, leftOut, leftOutCount } = capture(range);
       // All of it is what the structure leaves out (a heading or caption alone, selected with the start of
       // the next paragraph): the reader asks about it, so it is checked as it is.
-      if (!/[\p{L}\p{N}]/u.test(text) && leftOut.length) ({ text, pieces, leftOut } = capture(range, { structure: false }));
+      if (!/[\p{L}\p{N}]/u.test(text) && leftOut.length) {
+        ({ text, pieces, leftOut, leftOutCount } = capture(range, { structure: false }));
+      }
       captures.set(message.checkId, { text, pieces, units: null });
       for (const piece of pieces) owner.set(piece.node, message.checkId);
-      reply({ text, url: location.href, title: document.title, date: pageDate(), leftOut, part: main?.part ?? null });
+      reply({ text, url: location.href, title: document.title, date: pageDate(), leftOut, leftOutCount, part: main?.part ?? null });
     } else if (message?.type === "factcheck-highlight") {
       // The claims whose text the page no longer shows as checked are not marked: the popup says so.
       let marked = 0;

@@ -79,6 +79,15 @@ PAGES = {
         + "".join(f"<span>Away {n} is hidden. </span>" for n in range(2000))
         + "</div><p>Smoking causes lung cancer.</p></main>",
     ),
+    # More hidden passages than the popup lists (31, of font size 0), the first a long run of emoji.
+    "many.html": page(
+        "Many",
+        '<div id="many"><p style="font-size:0">'
+        + "😀" * 200
+        + "</p>"
+        + "".join(f'<p>Visible {n} is here.</p><p style="font-size:0">Hidden {n} is small.</p>' for n in range(30))
+        + "</div>",
+    ),
     # Collapsed sections: Wikipedia's hidden="until-found" (its text right inside, and in paragraphs), a block
     # of content-visibility: hidden, a closed <details> whose summary shows; content-visibility: auto far
     # down the page is only not painted yet (a reader scrolls to it): checked.
@@ -306,3 +315,15 @@ def test_a_whole_page_with_big_hidden_carousels_is_captured_quickly_each_listed_
     assert [passage["reason"] for passage in state["leftOut"]] == ["hidden: visibility: hidden", "hidden: off the page"]
     assert state["leftOut"][0]["text"].startswith("Slide 0 is hidden. Slide 1 is hidden.")
     assert state["leftOut"][1]["text"].startswith("Away 0 is hidden. Away 1 is hidden.")
+
+
+def test_all_passages_left_out_are_counted_the_first_20_listed_clipped_whole_characters(
+    ext: Extension, fake: FakeServer, site: str
+) -> None:
+    _, tab, _, state = check(ext, fake, f"{site}/many.html", "many")
+    assert len(state["leftOut"]) == 20 and state["leftOutCount"] == 31
+    assert state["leftOut"][0]["text"] == "😀" * 159 + "…"  # never half an emoji
+    ext.popup(tab)
+    shown = ext.browser.execute_script(LEFT_OUT)
+    assert shown["heading"] == "Left out of the check: 31 passages of the selection (the first 20 listed)"
+    assert len(shown["items"]) == 20 and shown["items"][0][0] == "“" + "😀" * 159 + "…”"
