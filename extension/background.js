@@ -745,6 +745,9 @@ async function runCheck(
       const points = [...text];
       for (const [index, [start, end]] of parts.spans.entries()) {
         if (index < (parts.from ?? 0)) continue; // done before an error: kept
+        // A newer check in the tab owns the popup and badge: no further part is worth its paid calls.
+        if (newest.get(key) !== checkId) controller.abort(new CheckCancelled("a newer check started in this tab"));
+        if (controller.signal.aborted) break;
         part = { number: index + 1, start, base: state.claims.length, done: false };
         state.inParts.part = part.number;
         await publish();

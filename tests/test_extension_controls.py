@@ -356,6 +356,42 @@ def test_retry_of_the_claims_a_check_in_parts_left_not_checked_sends_them_under_
     assert len(settled_marks(ext.browser, handle, state)) == 39
 
 
+def test_a_check_in_parts_starts_no_further_part_after_a_newer_check_in_its_tab(
+    ext: Extension, fake: FakeServer, limited: Limited, sites: str
+) -> None:
+    ext.use(limited.url)
+    gate = threading.Event()
+    fake.hold[HELD] = gate
+    try:
+        handle, tab = ext.open(f"{sites}/held.html?newer")
+        ext.select(handle, "story")
+        check = ext.check_selection(tab)["checkId"]
+        assert ext.wait_state(tab, check_id=check)["tooLong"]["parts"] == 3
+        asked = len(fake.texts)
+        ext.call("return await chrome.runtime.sendMessage({type: 'check-parts', tabId: args[0]});", tab)
+        wait_until(
+            lambda: ext.state(tab), lambda s: s and (s.get("inParts") or {}).get("part") == 2, "the second part asked"
+        )
+        # A pasted text checked in the same tab: it does not take the selection's text, yet the tab shows it now.
+        ext.call(
+            "return await chrome.runtime.sendMessage({type: 'check-text', tabId: args[0], text: 'Tea has caffeine.'});",
+            tab,
+        )
+        newer = wait_until(lambda: ext.state(tab), lambda s: s and s["checkId"] != check, "the newer check")
+        gate.set()
+        ext.wait_state(tab, check_id=newer["checkId"])
+        time.sleep(1.5)
+        # The parts' first two and the newer text: the third part was never asked for.
+        assert [squash(text) for text in fake.texts[asked:]] == [
+            squash(PARAGRAPHS[0]),
+            squash(f"{HELD} {PARAGRAPHS[1]}"),
+            "Teahascaffeine.",
+        ]
+    finally:
+        gate.set()
+        fake.hold.pop(HELD, None)
+
+
 def claim_items(browser: Any) -> list[dict[str, Any]]:
     """Each claim of the popup: its id, text, whether it offers "Correct this", and its correction's line."""
     return list(
