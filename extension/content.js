@@ -19,6 +19,8 @@
   // Displays that start and end a block (a flex or grid item's display is computed as block).
   const BLOCK_DISPLAY = /^(block|flow-root|list-item|flex|grid|table|table-row|table-row-group|table-header-group|table-footer-group|table-caption)(\s|$)/;
   const MARK_SELECTOR = "mark.factcheck-claim";
+  // BIDI_CONTROLS, INVISIBLE and isWeak below repeat api.js's on purpose: this script is injected into pages
+  // alone (no api.js there), so it holds its own copies; keep them the same.
   // Characters that reorder the text around them (LRM, RLM, ALM, the embeddings, overrides and isolates):
   // a claim's tooltip is shown without them, so that it cannot be made to read backwards.
   const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
@@ -80,24 +82,20 @@
 
   /**
    * Whether a computed colour is fully transparent, however it is written: `transparent`, `rgba(0, 0, 0, 0)`,
-   * or an alpha of 0 after a slash (`oklch(0 0 0 / 0)`, `color(srgb 0 0 0 / 0%)`: modern colour spaces
-   * keep their own form when computed).
+   * or an alpha of 0 in a modern colour space (`oklch(0 0 0 / 0)`, `color(srgb 0 0 0 / 0%)`), as rgba() reads it.
    */
   function transparent(color) {
-    const value = String(color).trim();
-    // The alpha is the fourth of rgba()'s or hsla()'s commas (rgb(0, 0, 0) is black), or what follows a slash.
-    const alpha = /^(?:rgba|hsla)\((?:[^,]*,){3}\s*([^,)]*)\)$/.exec(value)?.[1] ?? /\/\s*([^/)]*)\)$/.exec(value)?.[1];
-    return value === "transparent" || (alpha !== undefined && /^(?:0|0?\.0+|0%)$/.test(alpha.trim()));
+    return rgba(String(color).trim())?.[3] === 0;
   }
+
+  // A shadow's colour in a computed text-shadow ("rgb(0, 0, 0) 1px 1px 2px"): a colour function, a hex or a name.
+  const shadowColor = (shadow) => /^\s*([a-z-]+\([^)]*\)|#[0-9a-f]+|[a-z]+)/i.exec(shadow)?.[1] ?? "";
+  // The shadows of a computed text-shadow, split at the commas between them, not those inside a colour function.
+  const shadowsOf = (shadows) => (shadows === "none" ? [] : shadows.split(/,(?![^(]*\))/));
 
   /** Whether a text shadow paints: some shadow of the list has a colour that is not transparent. */
   function shadowPaints(shadows) {
-    if (shadows === "none") return false;
-    // Split at the commas between shadows, not those inside a colour function.
-    return shadows.split(/,(?![^(]*\))/).some((shadow) => {
-      const color = /^\s*([a-z-]+\([^)]*\)|#[0-9a-f]+|[a-z]+)/i.exec(shadow)?.[1] ?? "";
-      return !transparent(color);
-    });
+    return shadowsOf(shadows).some((shadow) => !transparent(shadowColor(shadow)));
   }
 
   /**
@@ -335,9 +333,7 @@
     };
     if (!like(style.webkitTextFillColor || style.color)) return false;
     if (parseFloat(style.webkitTextStrokeWidth) > 0 && !like(style.webkitTextStrokeColor)) return false;
-    const shadows = style.textShadow === "none" ? [] : style.textShadow.split(/,(?![^(]*\))/);
-    const shadowColor = (shadow) => /^\s*([a-z-]+\([^)]*\)|#[0-9a-f]+|[a-z]+)/i.exec(shadow)?.[1] ?? "";
-    if (!shadows.every((shadow) => like(shadowColor(shadow)))) return false;
+    if (!shadowsOf(style.textShadow).every((shadow) => like(shadowColor(shadow)))) return false;
     // A colour like its backdrop's: look for anything else painted there.
     const chain = [];
     let opaque = false; // below the first opaque background, nothing paints through (but a filter above it acts)
