@@ -266,46 +266,80 @@ async function checkSelection(tab, menuText, frameId, { page = false } = {}) {
   const title = captured?.title || tab.title || null;
   const pageDate = typeof captured?.date === "string" ? captured.date : null; // the article's own date
   const leftOut = onPage && Array.isArray(captured.leftOut) ? captured.leftOut : []; // [{reason, text}]: not sent
+  // How many passages were left out: the list above holds the first 20 of them.
+  const leftOutCount = onPage && Number.isInteger(captured.leftOutCount) ? captured.leftOutCount : leftOut.length;
   const refused = page && !onPage ? (captured ? EMPTY_PAGE : UNREADABLE_PAGE) : null;
-  runCheck({ checkId, kind, text, url, title, tabId: tab.id, frameId: frame, onPage, pageDate, leftOut, refused });
+  runCheck({ checkId, kind, text, url, title, tabId: tab.id, frameId: frame, onPage, pageDate, leftOut, leftOutCount, refused });
   return { checkId, text, frameId: frame };
 }
 
 /**
- * Check a tab's last text again (the popup's Retry): after a verdict with claims not checked (the
+ * Check a tab's last text again (the popup's Retry): a check in parts that failed, from the part that
+ * failed on (the parts done are kept, never asked for again); after a verdict with claims not checked (the
  * server's deadline cut it), only those claims, merged into the same result; after an error before any
- * verdict, the same text. For a selection the check id stays, so the claims are marked on the text
- * captured the first time (the page still holds it: a page that was left has no result to retry).
+ * verdict, the same text.
  */
 async function retry(tabId) {
   const state = await loadCheck(stateKey(tabId));
   if (!state?.text?.trim()) return { error: "nothing to retry" };
   if (state.status === "checking") return { error: "a check is running in this tab" }; // a second click
+  const inParts = state.inParts;
+  if (inParts && state.status === "error") {
+    const from = Number.isInteger(inParts.done) ? inParts.done : 0;
+    const kept = from > 0 && state.verdict ? { claims: state.claims.slice(0, inParts.claims), verdict: state.verdict } : null;
+    const parts = { limit: inParts.limit, spans: textParts(state.text, inParts.limit), from: kept ? from : 0, kept };
+    return { checkId: rerun(tabId, state, parts) };
+  }
   if (state.verdict && state.claims.some((claim) => claim.unchecked)) {
-    runCheck(state, state);
+    retryRest(tabId, state);
     return { checkId: state.checkId };
   }
-  if (state.inParts) return checkInParts(tabId); // a check in parts that failed: in the same parts again
-  const { checkId, kind, text, url, title, frameId, onPage, pageDate = null, leftOut = [] } = state;
-  const again = { checkId: ON_PAGE.has(kind) ? checkId : newCheckId(), kind, text, url, title, tabId, frameId, onPage, pageDate, leftOut };
-  runCheck(again);
-  return { checkId };
+  return { checkId: rerun(tabId, state) };
+}
+
+/**
+ * Check the claims a result left not checked, merged into it: as many as fit under the server's limit (known
+ * for a check in parts: the claims of several parts may not fit in one text) a request, one after another
+ * while the tab still shows the result and each request ends with a verdict.
+ */
+async function retryRest(tabId, state) {
+  const key = stateKey(tabId);
+  const tried = new Set(); // ids of the claims sent
+  const limit = state.inParts?.limit ?? Infinity;
+  for (let current = state; ; ) {
+    const rest = restOf(current.claims, limit, tried);
+    if (!rest.segments.length) return;
+    for (const segment of rest.segments) tried.add(current.claims[segment.index].id);
+    await runCheck(current, current, rest);
+    current = await loadCheck(key);
+    if (current?.checkId !== state.checkId || current.status !== "done") return; // a newer check, or an error
+  }
 }
 
 /**
  * Check a tab's last text in parts, after the server refused it as too long (413): parts under its limit,
- * one request after another, in the same check (a selection keeps its check id, so each part's claims are
- * marked on the text captured the first time), merged into one result.
+ * one request after another, in the same check, merged into one result.
  */
 async function checkInParts(tabId) {
   const state = await loadCheck(stateKey(tabId));
   const limit = state?.tooLong?.limit ?? state?.inParts?.limit;
   if (!state?.text?.trim() || !limit) return { error: "nothing to check in parts" };
   if (state.status === "checking") return { error: "a check is running in this tab" }; // a second click
-  const { checkId, kind, text, url, title, frameId, onPage, pageDate = null, leftOut = [] } = state;
-  const parts = { limit, spans: textParts(text, limit) };
-  runCheck({ checkId: kind === "selection" ? checkId : newCheckId(), kind, text, url, title, tabId, frameId, onPage, pageDate, leftOut, parts });
-  return { checkId, parts: parts.spans.length };
+  const parts = { limit, spans: textParts(state.text, limit) };
+  return { checkId: rerun(tabId, state, parts), parts: parts.spans.length };
+}
+
+/**
+ * Run a tab's last check again from its start, whole or in `parts`: its id the check's id. A check of text
+ * on the page (a selection, the whole page) keeps its id: the page holds its capture under that id, so the
+ * claims are marked on the text captured the first time, and the page answers that it still holds it (a
+ * page that was left has no result to run again). A pasted text gets a new id.
+ */
+function rerun(tabId, state, parts = null) {
+  const { checkId, kind, text, url, title, frameId, onPage, pageDate = null, leftOut = [], leftOutCount = null } = state;
+  const again = ON_PAGE.has(kind) ? checkId : newCheckId();
+  runCheck({ checkId: again, kind, text, url, title, tabId, frameId, onPage, pageDate, leftOut, leftOutCount, parts });
+  return again;
 }
 
 /**
@@ -323,6 +357,40 @@ async function correct({ tabId, checkId, claimId, label, note }) {
   const result = { ...verdict, schema: verdict.schema ?? "factcheck/1", text: state.text, claims: [checked] };
   if (state.url && /^https?:/.test(state.url)) result.url = state.url;
   return sendCorrection({ result, claim: claimId, label, note: String(note ?? "").trim().slice(0, 2000) });
+}
+
+/** What the popup says when a result is too large for the browser's session storage, and what it shows instead. */
+const TOO_LARGE = "the result is too large to keep in the browser's session";
+
+/**
+ * Save a check's state for the popup. The browser's session storage holds 10 MB for all tabs: a result over
+ * it (a whole page's claims, each with its evidence) is saved without the evidence passages, else without
+ * its claims (the label and notes only), with a note saying so; never left unsaved, as "checking" forever.
+ */
+async function keepState(key, state) {
+  const copy = structuredClone(state);
+  try {
+    await saveCheck(key, copy);
+    return;
+  } catch (_) {
+    // over the quota: smaller, below
+  }
+  const bare = (claim) => ({
+    ...claim,
+    deliberation: undefined,
+    judgments: (claim.judgments ?? []).map((judgment) => ({ ...judgment, evidence: [] })),
+  });
+  const lighter = { ...copy, claims: copy.claims.map(bare), notes: [...copy.notes, `${TOO_LARGE}: showing it without the evidence passages`] };
+  if (lighter.verdict) lighter.verdict = { ...lighter.verdict, claims: lighter.claims };
+  try {
+    await saveCheck(key, lighter);
+    return;
+  } catch (_) {
+    // still over: the label and notes alone
+  }
+  const least = { ...copy, claims: [], notes: [...copy.notes, `${TOO_LARGE}: showing its label only (check a shorter selection to see its claims)`] };
+  if (least.verdict) least.verdict = { ...least.verdict, claims: [], skipped: [] };
+  await saveCheck(key, least).catch(() => {});
 }
 
 /** The toolbar badge of a tab: progress while checking, the label when done, "!" on an error. */
@@ -398,11 +466,13 @@ function keptClaim(claim) {
  * What Retry sends for the claims a check did not reach: their texts, a paragraph each, and where each
  * one's text lies in it ({index: the claim's place in the result, start, end}).
  */
-function restOf(claims) {
+function restOf(claims, limit = Infinity, skip = new Set()) {
   const segments = [];
   let text = "";
   claims.forEach((claim, index) => {
-    if (!claim.unchecked) return;
+    if (!claim.unchecked || skip.has(claim.id)) return;
+    // As many as fit under the server's limit (the first always goes): the others are for a later request.
+    if (segments.length && codePoints(text) + 2 + codePoints(claim.text) > limit) return;
     if (text) text += "\n\n";
     // In code points, as the server's spans count them (an emoji is one).
     const start = codePoints(text);
@@ -482,8 +552,12 @@ function partClaim(claim, start, id) {
  * another, their claims moved onto the whole text and merged into one result.
  */
 async function runCheck(
-  { checkId, kind, text, url, title, tabId, frameId = 0, onPage, refused = null, pageDate = null, leftOut = [], parts = null },
+  {
+    checkId, kind, text, url, title, tabId, frameId = 0, onPage, refused = null, pageDate = null, leftOut = [],
+    leftOutCount = null, parts = null,
+  },
   previous = null,
+  restGiven = null,
 ) {
   const key = stateKey(tabId);
   newest.set(key, checkId);
@@ -492,7 +566,7 @@ async function runCheck(
   cancelChecks(key, "a newer check started in this tab", (older) => supersedes(request, older));
   if (!running.has(key)) running.set(key, new Set());
   running.get(key).add(request);
-  const rest = previous ? restOf(previous.claims) : null;
+  const rest = previous ? (restGiven ?? restOf(previous.claims)) : null;
   const places = []; // the rest's claim index -> the index of the claim it rechecks (null: a further part)
   const state = previous
     ? { ...structuredClone(previous), status: "checking", error: null, at: Date.now() }
@@ -502,16 +576,36 @@ async function runCheck(
         unmarked: [], // ids of claims whose text the page changed while the check ran: listed, not marked
         pageDate, // the date the page gives its article (YYYY-MM-DD), or null
         leftOut, // the selection's text not sent, with why ([{reason, text}], from the page's content script)
+        leftOutCount: leftOutCount ?? leftOut.length, // how many passages were left out (leftOut lists the first 20)
         // The date sent as when the text was written: the page's, unless the options turn that off.
         date: pageDate && (await loadSettings()).usePageDate ? pageDate : null,
         // A check in parts: the server's limit, how many parts, and the part being checked (null once done).
         inParts: parts ? { limit: parts.limit, count: parts.spans.length, part: null } : null,
       };
+  // A check in parts resumed after an error: the claims and verdict of the parts done before it.
+  if (parts?.kept) state.claims = structuredClone(parts.kept.claims);
+  // The state is saved for the popup at most one save at a time: events that come during a save are saved
+  // together once it ends (the latest state), so a whole page's many events do not copy the state each; the
+  // badge follows every event at once. A promise of publish() resolves once the state it saw is saved.
+  let saving = null;
+  let dirty = false;
+  const flush = async () => {
+    try {
+      while (dirty && newest.get(key) === checkId) {
+        dirty = false;
+        await keepState(key, state);
+      }
+    } finally {
+      saving = null; // at once when the loop ends: a publish() from now on starts a new save
+    }
+  };
   const publish = () => {
     if (newest.get(key) !== checkId) return Promise.resolve(); // a newer check in this tab owns the popup and badge
     if (pageChanges.has(checkId)) state.pageChanged = pageChanges.get(checkId);
     showBadge(tabId, state);
-    return saveCheck(key, structuredClone(state));
+    dirty = true;
+    saving ??= flush();
+    return saving;
   };
   // Highlights go on regardless: an older check still marks its own text (the page keeps each check's capture).
   // The page answers which claims it left unmarked because their text changed; the popup says so.
@@ -560,7 +654,7 @@ async function runCheck(
     notes: [...(base.notes ?? []), ...(data?.notes ?? []), ...(data?.usage?.notes ?? [])],
   });
   let part = null; // the part being checked: {number, start, base (its first claim's place in the result), done}
-  let partsVerdict = null; // the parts' verdicts so far, merged
+  let partsVerdict = parts?.kept ? { ...structuredClone(parts.kept.verdict), claims: state.claims } : null; // the parts' verdicts so far, merged
   /** A part's verdict merged into those before it: the first gives the text's fields (its whole text). */
   const mergePart = (data) => {
     const { claims: _, usage: _usage, notes: _notes, skipped = [], ...fields } = data;
@@ -650,6 +744,10 @@ async function runCheck(
       // One part after another, in the same check; a cancelled check (its signal) starts no further part.
       const points = [...text];
       for (const [index, [start, end]] of parts.spans.entries()) {
+        if (index < (parts.from ?? 0)) continue; // done before an error: kept
+        // A newer check in the tab owns the popup and badge: no further part is worth its paid calls.
+        if (newest.get(key) !== checkId) controller.abort(new CheckCancelled("a newer check started in this tab"));
+        if (controller.signal.aborted) break;
         part = { number: index + 1, start, base: state.claims.length, done: false };
         state.inParts.part = part.number;
         await publish();
@@ -691,6 +789,12 @@ async function runCheck(
     // "checking" highlight; the finished ones keep their verdicts and marks.
     state.claims = state.claims.map((claim) => (claim.pending ? { ...claim, pending: false, unchecked: true } : claim));
     if (previous) state.verdict = mergedVerdict(state.claims, null); // what the rest's check got to is kept
+    if (part && partsVerdict) {
+      // The parts done are kept, with the failed part's claims checked so far: Retry goes on from that part.
+      state.verdict = mergedVerdict(state.claims, null, partsVerdict);
+      state.inParts.done = part.number - 1;
+      state.inParts.claims = part.base;
+    }
   }
   if (state.claims.some((claim) => claim.unchecked)) unmarkPending();
   await publish();

@@ -19,6 +19,8 @@
   // Displays that start and end a block (a flex or grid item's display is computed as block).
   const BLOCK_DISPLAY = /^(block|flow-root|list-item|flex|grid|table|table-row|table-row-group|table-header-group|table-footer-group|table-caption)(\s|$)/;
   const MARK_SELECTOR = "mark.factcheck-claim";
+  // BIDI_CONTROLS, INVISIBLE and isWeak below repeat api.js's on purpose: this script is injected into pages
+  // alone (no api.js there), so it holds its own copies; keep them the same.
   // Characters that reorder the text around them (LRM, RLM, ALM, the embeddings, overrides and isolates):
   // a claim's tooltip is shown without them, so that it cannot be made to read backwards.
   const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
@@ -30,7 +32,7 @@
   const NOTE_LINK = /^#(?:cite[_-]?note|cite[_-]?ref|fn|footnote|endnote|note|ref)/i;
   // What a footnote number follows when it is not an exponent (10<sup>6</sup>): the end of a sentence or clause.
   const AFTER_PUNCTUATION = /[.!?,;:)\]"'\u201d\u2019]$/;
-  const LEFT_OUT_MAX = 20; // passages of a selection listed as left out of its check (the rest are not named)
+  const LEFT_OUT_MAX = 20; // passages of a selection listed as left out of its check (the rest are counted, not named)
   // An icon font, whose ligatures draw a word ("info", "home") as a picture (Material Icons, Font Awesome).
   const ICON_FONT = /icon|symbols|awesome|glyph/i;
   // Text whose colour is this close to its background's is hidden: a contrast ratio (WCAG 2's, from relative
@@ -80,24 +82,20 @@
 
   /**
    * Whether a computed colour is fully transparent, however it is written: `transparent`, `rgba(0, 0, 0, 0)`,
-   * or an alpha of 0 after a slash (`oklch(0 0 0 / 0)`, `color(srgb 0 0 0 / 0%)`: modern colour spaces
-   * keep their own form when computed).
+   * or an alpha of 0 in a modern colour space (`oklch(0 0 0 / 0)`, `color(srgb 0 0 0 / 0%)`), as rgba() reads it.
    */
   function transparent(color) {
-    const value = String(color).trim();
-    // The alpha is the fourth of rgba()'s or hsla()'s commas (rgb(0, 0, 0) is black), or what follows a slash.
-    const alpha = /^(?:rgba|hsla)\((?:[^,]*,){3}\s*([^,)]*)\)$/.exec(value)?.[1] ?? /\/\s*([^/)]*)\)$/.exec(value)?.[1];
-    return value === "transparent" || (alpha !== undefined && /^(?:0|0?\.0+|0%)$/.test(alpha.trim()));
+    return rgba(String(color).trim())?.[3] === 0;
   }
+
+  // A shadow's colour in a computed text-shadow ("rgb(0, 0, 0) 1px 1px 2px"): a colour function, a hex or a name.
+  const shadowColor = (shadow) => /^\s*([a-z-]+\([^)]*\)|#[0-9a-f]+|[a-z]+)/i.exec(shadow)?.[1] ?? "";
+  // The shadows of a computed text-shadow, split at the commas between them, not those inside a colour function.
+  const shadowsOf = (shadows) => (shadows === "none" ? [] : shadows.split(/,(?![^(]*\))/));
 
   /** Whether a text shadow paints: some shadow of the list has a colour that is not transparent. */
   function shadowPaints(shadows) {
-    if (shadows === "none") return false;
-    // Split at the commas between shadows, not those inside a colour function.
-    return shadows.split(/,(?![^(]*\))/).some((shadow) => {
-      const color = /^\s*([a-z-]+\([^)]*\)|#[0-9a-f]+|[a-z]+)/i.exec(shadow)?.[1] ?? "";
-      return !transparent(color);
-    });
+    return shadowsOf(shadows).some((shadow) => !transparent(shadowColor(shadow)));
   }
 
   /**
@@ -167,12 +165,17 @@
     // takes as hidden: its parent's visibility is its own.
     const parent = flatParent(element);
     if (style.display === "contents") return parent?.nodeType === Node.ELEMENT_NODE ? hiddenAs(parent, memo) : null;
+    // The extension's own mark (a pale background, dark text) shows what its parent shows: text marked by an
+    // earlier check is as visible as it was before (light text on a dark page, inside a pale mark, included).
+    if (element.matches(MARK_SELECTOR)) return parent?.nodeType === Node.ELEMENT_NODE ? hiddenAs(parent, memo) : null;
     // checkVisibility leaves content-visibility: auto alone (contentVisibilityAuto: false, its default): it
     // only puts off painting what is far from view, which a reader scrolls to.
     if (element.checkVisibility && !element.checkVisibility({ opacityProperty: true, visibilityProperty: true })) {
       // In a collapsed section (content-visibility: hidden, hidden="until-found", a closed <details>)?
       if (!element.checkVisibility()) return collapsedWhy(element);
-      return element.checkVisibility({ visibilityProperty: true }) ? "hidden: transparent (opacity: 0)" : "hidden: visibility: hidden";
+      if (!element.checkVisibility({ visibilityProperty: true })) return "hidden: visibility: hidden";
+      if (!notYetShown(element)) return "hidden: transparent (opacity: 0)";
+      // Not yet shown: faded in when scrolled to (the other ways to hide it are still asked below).
     }
     if (!element.checkVisibility && style.visibility !== "visible") return "hidden: visibility: hidden";
     const box = element.getBoundingClientRect();
@@ -183,6 +186,33 @@
     if (clippedAway(element, memo)) return "hidden: clipped to nothing";
     if (likeBackground(element, style, memo)) return "hidden: text the colour of its background";
     return null;
+  }
+
+  /**
+   * Whether an element at opacity 0 is only not yet shown: a page that reveals its text as the reader scrolls
+   * (a scroll-animation library) keeps what lies below the fold at opacity 0 until it is scrolled to, and
+   * fades it in. Each box of opacity 0 around it must be such a box: one that fades in (a transition or an
+   * animation on its opacity) or that lies below the viewport. A box of opacity 0 in view that never
+   * fades in is hidden.
+   */
+  function notYetShown(element) {
+    let found = false;
+    for (let box = element; box?.nodeType === Node.ELEMENT_NODE; box = flatParent(box)) {
+      const style = getComputedStyle(box);
+      if (parseFloat(style.opacity) > 0) continue;
+      found = true;
+      if (!fadesIn(style) && box.getBoundingClientRect().top < innerHeight) return false;
+    }
+    return found;
+  }
+
+  /** Whether a style animates its opacity: an animation, or a transition of opacity (or all) that takes time. */
+  function fadesIn(style) {
+    if (style.animationName !== "none" && parseFloat(style.animationDuration) > 0) return true;
+    const properties = style.transitionProperty.split(/,\s*/);
+    const durations = style.transitionDuration.split(/,\s*/); // repeated when shorter than the properties
+    return properties.some((property, index) =>
+      (property === "opacity" || property === "all") && parseFloat(durations[index % durations.length]) > 0);
   }
 
   /** Why an element's content is collapsed (a reason, see hiddenAs), or null when it is not. */
@@ -266,7 +296,8 @@
       const parent = flatParent(element);
       const below = () => (parent?.nodeType === Node.ELEMENT_NODE ? backdrop(parent, memo) : canvas(memo));
       let seen;
-      if (style.display === "contents") seen = below(); // no box: paints no background
+      // No box: paints no background; the extension's own mark is not the page's background.
+      if (style.display === "contents" || element.matches(MARK_SELECTOR)) seen = below();
       else if (style.backgroundImage !== "none") seen = null;
       else {
         const color = rgba(style.backgroundColor);
@@ -302,9 +333,7 @@
     };
     if (!like(style.webkitTextFillColor || style.color)) return false;
     if (parseFloat(style.webkitTextStrokeWidth) > 0 && !like(style.webkitTextStrokeColor)) return false;
-    const shadows = style.textShadow === "none" ? [] : style.textShadow.split(/,(?![^(]*\))/);
-    const shadowColor = (shadow) => /^\s*([a-z-]+\([^)]*\)|#[0-9a-f]+|[a-z]+)/i.exec(shadow)?.[1] ?? "";
-    if (!shadows.every((shadow) => like(shadowColor(shadow)))) return false;
+    if (!shadowsOf(style.textShadow).every((shadow) => like(shadowColor(shadow)))) return false;
     // A colour like its backdrop's: look for anything else painted there.
     const chain = [];
     let opaque = false; // below the first opaque background, nothing paints through (but a filter above it acts)
@@ -481,6 +510,14 @@
   const COMMENT_COUNT =
     /^(?:(?:comments?|responses?|replies)\s*[:(]?\s*\d[\d,.]*\s*k?\)?|\d[\d,.]*\s*k?\s*(?:comments?|responses?|replies)|no comments|(?:leave|add|post|show|view) (?:a |all )?comments?|join the (?:discussion|conversation))$/i;
   const AD_LABEL = /^(?:advertisement|advertising|sponsored(?: content)?|anzeige|publicité)$/i;
+  // The words a dateline holds beside its date ("Updated", "Published 10:42 am", "Monday", "5 min read").
+  const DATELINE_WORD = new RegExp(
+    "^(?:by|updated?|published|posted|modified|last|on|at|\\d+|min|mins|minutes?|read|am|pm|utc|gmt|[ecmp][sd]t|cet|cest|bst|" +
+      "mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:rs|rsday)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?|" +
+      "jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|" +
+      "nov(?:ember)?|dec(?:ember)?)$",
+    "i",
+  );
   // A line's own elements that name its author or give its date; a comment link.
   const AUTHOR = '[rel~="author"], [itemprop~="author"]';
   const COMMENT_LINK = 'a[href$="#comments"], a[href$="#respond"], a[href$="#disqus_thread"]';
@@ -503,9 +540,10 @@
   /**
    * The lines of a scope that its structure says are no claims, by what they hold: an author's name
    * (rel=author, itemprop=author), a <time>, a comment counter or link, an ad's label, with at most a
-   * few other words ("By Jane Doe · Updated May 10, 2014 · Comments (3)"): element -> reason. A <time>
-   * or an author's link inside a sentence is the sentence's. A counter's or ad label's own element is
-   * left out wherever it is.
+   * few other words ("By Jane Doe · Updated May 10, 2014 · Comments (3)"): element -> reason. A <time>,
+   * an author's link, a counter's or an ad label's words inside a sentence are the sentence's ("revenue
+   * from <a>advertising</a>.", "The post drew <a>300 comments</a> in an hour", "Die Polizei hat
+   * <a>Anzeige</a> erstattet."): only a line of them is left out.
    */
   function structuralLines(scope) {
     const found = new Map();
@@ -518,10 +556,8 @@
       if (element.childElementCount > 0) continue;
       const said = squeezed(element.textContent);
       if (said.length > 60) continue;
-      if (COMMENT_COUNT.test(said)) found.set(element, COMMENTS);
-      else if (AD_LABEL.test(said)) found.set(element, "an advertisement");
-      else continue;
-      tokens.push([element, found.get(element)]);
+      if (COMMENT_COUNT.test(said)) tokens.push([element, COMMENTS]);
+      else if (AD_LABEL.test(said)) tokens.push([element, "an advertisement"]);
     }
     const lines = new Map(); // line -> its tokens
     for (const [element, reason] of tokens) {
@@ -533,12 +569,32 @@
       for (const [element] of held) rest = rest.replace(squeezed(element.textContent), " ");
       const words = rest.match(/[\p{L}\p{N}]+/gu) ?? [];
       const sentence = words.length >= 3 && /[.!?]["'\u201d\u2019)]?$/.test(rest.trim());
-      if (words.length > 4 || sentence) continue;
-      // The line is its tokens and a few words ("By", "Updated", "·"): a byline first, then a date.
       const reasons = held.map(([, reason]) => reason);
+      // A counter's or an ad label's words are common words ("advertising", "Anzeige", "300 comments"): with
+      // nothing of a byline or date beside them, a line of them has at most two other words ("Share · 12 comments").
+      const few = reasons.some((reason) => reason === "a byline" || reason === "a dateline") ? 4 : 2;
+      if (words.length > few || sentence) continue;
+      if (reasons.every((reason) => reason === "a dateline") && !dateline(line, words, scope)) continue;
+      // The line is its tokens and a few words ("By", "Updated", "·"): a byline first, then a date.
       found.set(line, reasons.includes("a byline") ? "a byline" : reasons[0]);
     }
     return found;
+  }
+
+  /**
+   * Whether a short line holding a date (and no author) is a dateline: its other words are a dateline's
+   * ("Updated", "Published", "5 min read", a weekday or month), or it lies at the top of the article, above
+   * its first sentence. A table's row or a list's item with other words is data ("2020 | GDP fell 3.4%",
+   * "1998: Smith elected mayor"), never a dateline.
+   */
+  function dateline(line, words, scope) {
+    if (words.every((word) => DATELINE_WORD.test(word))) return true;
+    if (line.closest("tr, li")) return false;
+    for (const paragraph of scope.querySelectorAll("p")) {
+      if (paragraph === line || !/[.!?]["'\u201d\u2019)]?\s*$/.test(paragraph.textContent)) continue;
+      return Boolean(line.compareDocumentPosition(paragraph) & Node.DOCUMENT_POSITION_FOLLOWING); // above the first
+    }
+    return true;
   }
 
   /** A node's words as the page holds them, a space between blocks: its scripts, styles and display: none left out. */
@@ -568,7 +624,9 @@
   function capture(range, { structure = true } = {}) {
     const pieces = [];
     const leftOut = new Map(); // "<reason>\0<text>" -> {reason, text}: what the reader sees (or the page holds) yet is not sent
-    const memo = { hidden: new Map(), clipped: new Map(), bounds: new Map(), backdrop: new Map(), painters: new Map() };
+    const memo = {
+      hidden: new Map(), clipped: new Map(), bounds: new Map(), backdrop: new Map(), painters: new Map(), placed: new Map(),
+    };
     const rangeRoot = range.commonAncestorContainer.getRootNode();
     let text = "";
     let separator = "";
@@ -597,29 +655,65 @@
     // page's tree, cannot say: its boundaries are never inside a shadow tree it crosses).
     const selected = (node) => node.getRootNode() !== rangeRoot || range.intersectsNode(node);
     // Text of the selection left out of the check, listed in the popup with why (the first LEFT_OUT_MAX).
+    const listed = new Set(); // the nodes left out so far: each once, however many of its texts meet it
+    let unlisted = 0; // passages left out beyond the first LEFT_OUT_MAX: counted, not read
     const leaveOut = (node, reason) => {
+      if (listed.has(node)) return;
+      listed.add(node);
+      if (leftOut.size >= LEFT_OUT_MAX) {
+        if (/\S/.test(node.textContent)) unlisted++; // the cap first: passage() walks the subtree
+        return;
+      }
       const said = passage(node).replace(/\s+/g, " ").trim();
-      if (!said || leftOut.size >= LEFT_OUT_MAX) return;
-      const shown = said.length > 160 ? `${said.slice(0, 159)}…` : said;
+      if (!said) return;
+      const points = [...said]; // clipped by code points: an emoji is never cut in half
+      const shown = points.length > 160 ? `${points.slice(0, 159).join("")}…` : said;
       leftOut.set(`${reason}\u0000${shown}`, { reason, text: shown });
     };
 
     const entered = new Set(); // the elements the walk is inside
+    // Read once per element (a big hidden carousel has thousands of texts under one container): the outermost
+    // element found from it, and, per parent, its children with words that a reader sees.
+    const outer = new Map(); // why -> Map(element -> its outermost)
+    const shownChildren = new Map(); // why -> Map(parent -> its children with words that are not hidden)
+    const memoOf = (maps, why) => maps.get(why) ?? maps.set(why, new Map()).get(why);
+    const shownOf = (parent, why) => {
+      const memoFor = memoOf(shownChildren, why);
+      if (!memoFor.has(parent)) {
+        memoFor.set(parent, [...flatChildren(parent)].filter((child) => child.nodeType === Node.ELEMENT_NODE
+          && /\S/.test(child.textContent) && rendered(child) && why(child) === null));
+      }
+      return memoFor.get(parent);
+    };
     // The outermost element, from a text's parent up to where the walk began, that is hidden the same way
     // (why(element) is the reason) and whose other children with words are hidden too: a passage is listed
     // once, as the element that hides it, not as each of its paragraphs.
     const outermost = (element, why, reason) => {
+      const memoFor = memoOf(outer, why);
+      if (memoFor.has(element)) return memoFor.get(element);
       let found = element;
       for (let parent = flatParent(found); parent && entered.has(parent) && why(parent) === reason; parent = flatParent(found)) {
-        const others = [...flatChildren(parent)].every((child) => child === found || child.nodeType !== Node.ELEMENT_NODE
-          || !/\S/.test(child.textContent) || !rendered(child) || why(child) !== null);
-        if (!others) break;
+        if (!shownOf(parent, why).every((child) => child === found)) break;
         found = parent;
       }
+      memoFor.set(element, found);
       return found;
     };
     const styled = (element) => hiddenAs(element, memo);
-    const placed = (element) => styled(element) ?? rectHidden(element.getBoundingClientRect(), flatParent(element), memo);
+    const placed = (element) => {
+      if (!memo.placed.has(element)) {
+        memo.placed.set(element, styled(element) ?? rectHidden(element.getBoundingClientRect(), flatParent(element), memo));
+      }
+      return memo.placed.get(element);
+    };
+    // Reasons no descendant can undo (a child's own style cannot show what these hide): once an element is
+    // left out for one of them, the walk does not go on inside it.
+    const FINAL = new Set(["hidden: transparent (opacity: 0)", "hidden: clipped to nothing", "hidden: off the page"]);
+    let closed = null; // the element left out for a FINAL reason that the walk is leaving
+    const leaveOutWhole = (element, reason) => {
+      leaveOut(element, reason);
+      if (FINAL.has(reason) && entered.has(element)) closed = element;
+    };
 
     const addText = (node) => {
       const parent = flatParent(node);
@@ -632,7 +726,7 @@
       // all, display: none, a script, is not: see rendered.)
       const hidden = styled(parent);
       if (hidden) {
-        if (words) leaveOut(outermost(parent, styled, hidden), hidden);
+        if (words) leaveOutWhole(outermost(parent, styled, hidden), hidden);
         return;
       }
       if (from >= to) return;
@@ -640,7 +734,7 @@
       // still separates the words around it.
       const away = words ? unseen(node, from, to, memo) : null;
       if (away) {
-        leaveOut(outermost(parent, placed, away), away);
+        leaveOutWhole(outermost(parent, placed, away), away);
         return;
       }
       const whiteSpace = getComputedStyle(parent).whiteSpace;
@@ -713,18 +807,20 @@
       if (shut && !summary) leaveOut(node, shut);
       else {
         for (const child of flatChildren(node)) {
+          if (closed) break; // this element, or one it is inside, is left out whole
           if (shut && child !== summary) leaveOut(child, shut);
           else walk(child);
         }
       }
       entered.delete(node);
+      if (closed === node) closed = null;
       if (outOfFlow && text.length === before.length) separator = before.separator;
       else if (block) separate("\n\n");
     };
 
     if (top instanceof ShadowRoot) top.childNodes.forEach(walk); // a selection inside one shadow root
     else walk(top);
-    return { text, pieces, leftOut: [...leftOut.values()] };
+    return { text, pieces, leftOut: [...leftOut.values()], leftOutCount: leftOut.size + unlisted };
   }
 
   /** Split a text node at offset; the tail is remembered as the head's next part, with the same owner. */
@@ -968,13 +1064,15 @@
       }
       const range = main ? document.createRange() : selection.getRangeAt(0);
       if (main) range.selectNodeContents(main.element);
-      let { text, pieces, leftOut } = capture(range);
+      let { text, pieces, leftOut, leftOutCount } = capture(range);
       // All of it is what the structure leaves out (a heading or caption alone, selected with the start of
       // the next paragraph): the reader asks about it, so it is checked as it is.
-      if (!/[\p{L}\p{N}]/u.test(text) && leftOut.length) ({ text, pieces, leftOut } = capture(range, { structure: false }));
+      if (!/[\p{L}\p{N}]/u.test(text) && leftOut.length) {
+        ({ text, pieces, leftOut, leftOutCount } = capture(range, { structure: false }));
+      }
       captures.set(message.checkId, { text, pieces, units: null });
       for (const piece of pieces) owner.set(piece.node, message.checkId);
-      reply({ text, url: location.href, title: document.title, date: pageDate(), leftOut, part: main?.part ?? null });
+      reply({ text, url: location.href, title: document.title, date: pageDate(), leftOut, leftOutCount, part: main?.part ?? null });
     } else if (message?.type === "factcheck-highlight") {
       // The claims whose text the page no longer shows as checked are not marked: the popup says so.
       let marked = 0;

@@ -6,7 +6,8 @@
 /**
  * After a 413, the same text in parts under the server's limit (background.js checkInParts): the button says
  * how many. Retry is hidden then (the same text again would be refused again). While a check in parts runs,
- * the status says which part; once it is done, in how many parts it was checked.
+ * the status says which part; once it is done, in how many parts it was checked; after an error in a part,
+ * Retry says it goes on from that part.
  */
 function renderParts(state, nodes, tabId) {
   const button = document.getElementById("parts");
@@ -31,6 +32,9 @@ function renderParts(state, nodes, tabId) {
     nodes.status.textContent = `Checking part ${inParts.part} of ${inParts.count}…${claims}`;
   } else if (state.status === "done") {
     nodes.status.textContent += ` (in ${plural(inParts.count, "part")})`;
+  } else if (state.status === "error" && Number.isInteger(inParts.done) && inParts.done > 0) {
+    // The parts done are kept: Retry goes on from the part that failed (background.js retry).
+    nodes.retry.textContent = `Retry: check from part ${inParts.done + 1} of ${inParts.count}`;
   }
 }
 

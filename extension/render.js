@@ -25,7 +25,8 @@ function formatScore(score) {
 }
 
 function clip(text, length) {
-  return text.length <= length ? text : `${text.slice(0, length - 1)}…`;
+  const points = [...text]; // by code points: an emoji is never cut in half
+  return points.length <= length ? text : `${points.slice(0, length - 1).join("")}…`;
 }
 
 /** The URL if it is http(s), else null (javascript: and data: URLs are never links). */
@@ -547,7 +548,10 @@ function renderLeftOut(state, section) {
     list.append(item);
   }
   const whole = state?.kind === "page" ? "the page" : "the selection";
-  const heading = element("h2", null, `Left out of the check: ${plural(leftOut.length, "passage")} of ${whole}`);
+  // More were left out than listed (the page lists the first 20): all are counted.
+  const count = Number.isInteger(state?.leftOutCount) && state.leftOutCount > leftOut.length ? state.leftOutCount : leftOut.length;
+  const first = count > leftOut.length ? ` (the first ${leftOut.length} listed)` : "";
+  const heading = element("h2", null, `Left out of the check: ${plural(count, "passage")} of ${whole}${first}`);
   section.replaceChildren(...(leftOut.length ? [heading, list] : []));
 }
 

@@ -67,7 +67,15 @@ def paragraph(number: int, count: int) -> str:
 PARAGRAPHS = [paragraph(number, 13) for number in (1, 2, 3)]
 # The stand-in's third paragraph holds its check after the first claim (FakeServer.hold), to see the progress.
 HELD = "Hold this part now."
+# The stand-in closes the connection after two claims of a text holding this (FakeServer.kill): a part that fails.
+CUT = "Cut this part now."
 PAGES = {
+    "cut.html": page(
+        "Cut",
+        '<div id="story">'
+        + "".join(f"<p>{text}</p>" for text in (PARAGRAPHS[0], f"{CUT} {PARAGRAPHS[1]}", PARAGRAPHS[2]))
+        + "</div>",
+    ),
     "parts.html": page("In parts", '<div id="story">' + "".join(f"<p>{text}</p>" for text in PARAGRAPHS) + "</div>"),
     "held.html": page(
         "Held",
@@ -265,6 +273,120 @@ def test_a_check_in_parts_says_which_part_it_is_on_and_stops_with_its_tab(
         gate.set()
         time.sleep(1.5)
         assert len(fake.texts) == asked + 2
+    finally:
+        gate.set()
+        fake.hold.pop(HELD, None)
+
+
+def test_a_check_in_parts_that_fails_keeps_the_parts_done_and_retry_goes_on_from_the_failed_part(
+    ext: Extension, fake: FakeServer, limited: Limited, sites: str
+) -> None:
+    ext.use(limited.url)
+    killed = threading.Event()
+    killed.set()  # the connection closes as soon as the part's third claim is due
+    fake.kill[CUT] = (2, killed)
+    try:
+        handle, tab = ext.open(f"{sites}/cut.html")
+        ext.select(handle, "story")
+        check = ext.check_selection(tab)["checkId"]
+        assert ext.wait_state(tab, check_id=check)["tooLong"]["parts"] == 3
+        asked = len(fake.texts)
+        ext.call("return await chrome.runtime.sendMessage({type: 'check-parts', tabId: args[0]});", tab)
+        failed = wait_until(
+            lambda: ext.state(tab),
+            lambda s: s and s.get("inParts") and s["status"] == "error",
+            "the second part failed",
+        )
+    finally:
+        fake.kill.pop(CUT, None)
+    assert failed["error"].startswith("part 2 of 3: the connection to the server was lost"), failed["error"]
+    # The first part's 13 claims and the second's first two keep their verdicts; its other 12 are not checked.
+    checked = [not c.get("unchecked") for c in failed["claims"]]
+    assert checked == [True] * 15 + [False] * 12
+    assert failed["verdict"] is not None and failed["verdict"]["partial"] is True
+    assert (failed["inParts"]["done"], failed["inParts"]["claims"]) == (1, 13)
+    view = ext.popup(tab)
+    assert view["retry"] and ext.browser.find_element("id", "retry").text == "Retry: check from part 2 of 3"
+    ext.browser.find_element("id", "retry").click()
+    state = wait_until(lambda: ext.state(tab), lambda s: s and s["status"] == "done", "the check in parts resumed")
+    # Only the second and third parts were asked for again, in the same check; every claim numbered on.
+    parts = fake.texts[asked:]
+    assert [squash(part) for part in parts] == [
+        squash(PARAGRAPHS[0]),
+        squash(f"{CUT} {PARAGRAPHS[1]}"),
+        squash(f"{CUT} {PARAGRAPHS[1]}"),
+        squash(PARAGRAPHS[2]),
+    ]
+    assert state["checkId"] == check and [c["id"] for c in state["claims"]] == [f"c{n}" for n in range(1, 41)]
+    assert not any(c.get("unchecked") or c.get("pending") for c in state["claims"])
+    assert state["verdict"]["label"] == compose(state["claims"]) and state["verdict"]["parts"] == 3
+    assert len(settled_marks(ext.browser, handle, state)) == 40
+
+
+def test_retry_of_the_claims_a_check_in_parts_left_not_checked_sends_them_under_the_limit(
+    ext: Extension, fake: FakeServer, limited: Limited, sites: str
+) -> None:
+    ext.use(limited.url)
+    fake.claim_extra = {"checked": False, "score": None}  # as a server's deadline leaves them: none reached
+    try:
+        handle, tab = ext.open(f"{sites}/parts.html?rest")
+        ext.select(handle, "story")
+        check = ext.check_selection(tab)["checkId"]
+        assert ext.wait_state(tab, check_id=check)["tooLong"]["parts"] == 3
+        ext.call("return await chrome.runtime.sendMessage({type: 'check-parts', tabId: args[0]});", tab)
+        cut = wait_until(
+            lambda: ext.state(tab), lambda s: s and s.get("inParts") and s["status"] == "done", "the parts checked"
+        )
+    finally:
+        fake.claim_extra = {}
+    assert len(cut["claims"]) == 39 and all(c.get("unchecked") for c in cut["claims"])
+    rest = len("\n\n".join(c["text"] for c in cut["claims"]))
+    assert rest > MAX_TEXT_CHARS  # one text of them all would be refused
+    refused, asked = len(limited.refused), len(fake.texts)
+    ext.call("return await chrome.runtime.sendMessage({type: 'retry', tabId: args[0]});", tab)
+    state = wait_until(
+        lambda: ext.state(tab),
+        lambda s: s and s["status"] == "done" and not any(c.get("unchecked") for c in s["claims"]),
+        "every claim checked",
+    )
+    sent = fake.texts[asked:]
+    assert len(limited.refused) == refused and len(sent) >= 2
+    assert all(len(text) <= MAX_TEXT_CHARS for text in sent)
+    assert [c["id"] for c in state["claims"]] == [f"c{n}" for n in range(1, 40)]
+    assert len(settled_marks(ext.browser, handle, state)) == 39
+
+
+def test_a_check_in_parts_starts_no_further_part_after_a_newer_check_in_its_tab(
+    ext: Extension, fake: FakeServer, limited: Limited, sites: str
+) -> None:
+    ext.use(limited.url)
+    gate = threading.Event()
+    fake.hold[HELD] = gate
+    try:
+        handle, tab = ext.open(f"{sites}/held.html?newer")
+        ext.select(handle, "story")
+        check = ext.check_selection(tab)["checkId"]
+        assert ext.wait_state(tab, check_id=check)["tooLong"]["parts"] == 3
+        asked = len(fake.texts)
+        ext.call("return await chrome.runtime.sendMessage({type: 'check-parts', tabId: args[0]});", tab)
+        wait_until(
+            lambda: ext.state(tab), lambda s: s and (s.get("inParts") or {}).get("part") == 2, "the second part asked"
+        )
+        # A pasted text checked in the same tab: it does not take the selection's text, yet the tab shows it now.
+        ext.call(
+            "return await chrome.runtime.sendMessage({type: 'check-text', tabId: args[0], text: 'Tea has caffeine.'});",
+            tab,
+        )
+        newer = wait_until(lambda: ext.state(tab), lambda s: s and s["checkId"] != check, "the newer check")
+        gate.set()
+        ext.wait_state(tab, check_id=newer["checkId"])
+        time.sleep(1.5)
+        # The parts' first two and the newer text: the third part was never asked for.
+        assert [squash(text) for text in fake.texts[asked:]] == [
+            squash(PARAGRAPHS[0]),
+            squash(f"{HELD} {PARAGRAPHS[1]}"),
+            "Teahascaffeine.",
+        ]
     finally:
         gate.set()
         fake.hold.pop(HELD, None)

@@ -9,6 +9,7 @@ Real headless Chromium with the extension, as in tests/test_extension.py, whose 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -103,6 +104,25 @@ PAGES = {
         "<article><p>Apples grow on trees. Bananas are not berries. Cherries are red.</p>"
         "<article><p>A nested comment is inside it.</p></article></article>",
     ),
+    # An ad's label and a comment counter's words inside sentences (Wikipedia's link to "Advertising"), and as lines.
+    "inline.html": page(
+        "Inline",
+        '<article id="inline"><p>Wikipedia gets no revenue from <a href="/wiki/Advertising">advertising</a>.</p>'
+        '<p>The post drew <a href="/post">300 comments</a> in an hour.</p>'
+        '<p>Die Polizei hat <a href="/anzeige">Anzeige</a> erstattet</p>'
+        '<div class="label">Advertisement</div><p><span>Share</span> · <a href="/post">12 comments</a></p>'
+        "<p>Tea has caffeine.</p></article>",
+    ),
+    # Short lines with a date: a dateline (its words), a table's row, a list's item and a line below the article's
+    # first sentence that are data, not datelines.
+    "dates.html": page(
+        "Dates",
+        '<article id="dates"><p>Published <time datetime="2021-03-04">2021-03-04</time> · 5 min read</p>'
+        "<p>Statins lower LDL cholesterol.</p>"
+        "<table><tr><td><time>2020</time></td><td>GDP fell 3.4%</td></tr></table>"
+        "<ul><li><time>1998</time>: Smith elected mayor</li></ul>"
+        "<p><time>2001</time> Jones and Ray</p></article>",
+    ),
     # A main text over the real server's limit of MAX_TEXT_CHARS characters.
     "huge.html": page("Huge", "<main><p>" + "Statins lower LDL cholesterol. " * 60 + "</p></main>"),
     # A page without text of its own.
@@ -157,6 +177,42 @@ def test_a_selection_s_bylines_headings_captions_ads_and_pull_quote_are_left_out
     ext.browser.save_screenshot(str(screenshot))
     ext.browser.set_window_size(480, 1000)
     assert screenshot.stat().st_size > 10_000
+
+
+def test_an_ad_label_or_comment_counter_s_words_inside_a_sentence_are_checked(
+    ext: Extension, fake: FakeServer, site: str
+) -> None:
+    ext.use(fake.url)
+    handle, tab = ext.open(f"{site}/inline.html")
+    ext.select(handle, "inline")
+    started = ext.check_selection(tab)
+    state = ext.wait_state(tab, check_id=started["checkId"])
+    assert fake.texts[-1] == (
+        "Wikipedia gets no revenue from advertising.\n\nThe post drew 300 comments in an hour.\n\n"
+        "Die Polizei hat Anzeige erstattet\n\nTea has caffeine."
+    )
+    # Only a line of them is left out.
+    assert [(each["reason"], each["text"]) for each in state["leftOut"]] == [
+        ("an advertisement", "Advertisement"),
+        ("a comment counter", "Share · 12 comments"),
+    ]
+
+
+def test_a_short_line_with_a_date_is_a_dateline_only_by_its_words_or_place(
+    ext: Extension, fake: FakeServer, site: str
+) -> None:
+    ext.use(fake.url)
+    handle, tab = ext.open(f"{site}/dates.html")
+    ext.select(handle, "dates")
+    started = ext.check_selection(tab)
+    state = ext.wait_state(tab, check_id=started["checkId"])
+    sent = fake.texts[-1]
+    assert sent.startswith("Statins lower LDL cholesterol.")
+    for data in ("2020\tGDP fell 3.4%", "1998: Smith elected mayor", "2001 Jones and Ray"):
+        assert data in sent, (data, sent)
+    assert [(each["reason"], each["text"]) for each in state["leftOut"]] == [
+        ("a dateline", "Published 2021-03-04 · 5 min read")
+    ]
 
 
 def select_range(ext: Extension, handle: str, script: str) -> str:
@@ -261,7 +317,7 @@ def check_page(ext: Extension, tab: int) -> dict[str, Any]:
 
 def test_a_whole_page_over_the_server_s_limit_or_empty_says_so(ext: Extension, server: str, site: str) -> None:
     ext.use(server)
-    _, tab = ext.open(f"{site}/huge.html")
+    handle, tab = ext.open(f"{site}/huge.html")
     state = check_page(ext, tab)
     length = len("Statins lower LDL cholesterol. " * 60) - 1
     assert length > MAX_TEXT_CHARS
@@ -270,12 +326,22 @@ def test_a_whole_page_over_the_server_s_limit_or_empty_says_so(ext: Extension, s
         "check it in parts, select a part of the page and check the selection, or raise the server's --max-text-chars"
     )
     ext.wait_badge(tab, "!")
+    first = state["checkId"]
     # The popup offers the page in parts under the server's limit: one check, every sentence a claim.
     parts = -(-length // MAX_TEXT_CHARS)
     assert state["tooLong"] == {"limit": MAX_TEXT_CHARS, "parts": parts}
     ext.call("return await chrome.runtime.sendMessage({type: 'check-parts', tabId: args[0]});", tab)
     state = wait_until(lambda: ext.state(tab), lambda s: s and s["status"] == "done", "the page checked in parts")
     assert (state["kind"], state["inParts"]["count"], len(state["claims"])) == ("page", parts, 60)
+    # The same check as the page captured: each claim is marked where it lies, and the result stays when the
+    # tab's address changes its #fragment (the page is asked whether it still holds the check's text).
+    assert state["checkId"] == first
+    found = settled_marks(ext.browser, handle, state)
+    assert len(found) == 60 and {m["text"] for m in found.values()} == {"Statins lower LDL cholesterol."}
+    ext.browser.switch_to.window(handle)
+    ext.browser.execute_script("location.hash = 'moved'")
+    time.sleep(1)
+    assert (ext.state(tab) or {}).get("checkId") == first
     _, tab = ext.open(f"{site}/empty.html")
     state = check_page(ext, tab)
     assert state["error"] == "the page's main text is empty: nothing to check"
@@ -309,3 +375,26 @@ def test_a_whole_page_check_cut_short_is_retried_on_the_same_marks_and_kept_per_
     assert again["status"] == "done" and again["kind"] == "page"
     found = settled_marks(ext.browser, handle, again)
     assert len(found) == 4 and all(key.startswith(cut["checkId"]) for key in found)
+
+
+def test_a_whole_page_result_too_large_for_the_session_is_kept_without_its_evidence(
+    ext: Extension, fake: FakeServer, site: str
+) -> None:
+    """The browser's session storage holds 10 MB for every tab: four claims of 2 MB of evidence each (kept twice,
+    in the claims and the verdict) are over it; the result is kept, said to be too large, without the passages."""
+    big = {"title": "A long source", "url": "https://example.org/long", "source": "corpus", "text": "x" * 2_000_000}
+    judgment = {"agent": "stand-in", "factuality": True, "confidence": 0.8, "rationale": "scripted", "error": None}
+    fake.claim_extra = {"judgments": [{**judgment, "evidence": [big]}]}
+    try:
+        ext.use(fake.url)
+        _, tab = ext.open(f"{site}/whole.html?large")
+        answer = ext.call("return await chrome.runtime.sendMessage({type: 'check-page', tabId: args[0]});", tab)
+        state = ext.wait_state(tab, check_id=answer["checkId"])
+    finally:
+        fake.claim_extra = {}
+    assert state["status"] == "done" and len(state["claims"]) == 4
+    too_large = "the result is too large to keep in the browser's session: showing it without the evidence passages"
+    assert too_large in state["notes"]
+    assert all(judgment["evidence"] == [] for claim in state["claims"] for judgment in claim["judgments"])
+    ext.wait_badge(tab, "PT")
+    assert too_large in ext.popup(tab)["notes"]

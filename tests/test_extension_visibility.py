@@ -53,6 +53,41 @@ PAGES = {
     "dark.html": page(
         "Dark", '<style>:root{color-scheme:dark}</style><p id="dark">Light text on a dark page is shown.</p>'
     ),
+    # A dark page of its own colours (light text on #111), checked twice: text an earlier check marked is checked again.
+    "night.html": page(
+        "Night",
+        '<div id="night" style="background:#111;color:#eee;padding:8px"><p>Statins lower LDL cholesterol.'
+        " Smoking causes lung cancer.</p><p>Obesity does not increase the risk of type 2 diabetes.</p></div>",
+    ),
+    # A page that reveals its text on scroll: paragraphs below the fold at opacity 0 (one faded in by a transition,
+    # one plain), one in view fading in; and one in view at opacity 0 that never shows.
+    "reveal.html": page(
+        "Reveal",
+        '<main><p>Statins lower LDL cholesterol.</p><p style="opacity:0">Invisible text in view is not shown.</p>'
+        '<p style="opacity:0;transition:opacity 1s">Faded in text is checked.</p><div style="height:1600px"></div>'
+        '<section style="opacity:0;transform:translateY(40px);transition:opacity .6s,transform .6s">'
+        "<p>Smoking causes lung cancer.</p></section>"
+        '<p style="opacity:0">Obesity does not increase the risk of type 2 diabetes.</p></main>',
+    ),
+    # A page's main text beside two big hidden carousels of 2,000 slides each: one of visibility: hidden, one off
+    # the page.
+    "carousel.html": page(
+        "Carousel",
+        "<main><p>Statins lower LDL cholesterol.</p>"
+        '<div style="visibility:hidden">' + "".join(f"<p>Slide {n} is hidden.</p>" for n in range(2000)) + "</div>"
+        '<div style="position:absolute;left:-9999px;width:600px">'
+        + "".join(f"<span>Away {n} is hidden. </span>" for n in range(2000))
+        + "</div><p>Smoking causes lung cancer.</p></main>",
+    ),
+    # More hidden passages than the popup lists (31, of font size 0), the first a long run of emoji.
+    "many.html": page(
+        "Many",
+        '<div id="many"><p style="font-size:0">'
+        + "😀" * 200
+        + "</p>"
+        + "".join(f'<p>Visible {n} is here.</p><p style="font-size:0">Hidden {n} is small.</p>' for n in range(30))
+        + "</div>",
+    ),
     # Collapsed sections: Wikipedia's hidden="until-found" (its text right inside, and in paragraphs), a block
     # of content-visibility: hidden, a closed <details> whose summary shows; content-visibility: auto far
     # down the page is only not painted yet (a reader scrolls to it): checked.
@@ -220,3 +255,75 @@ def test_the_popup_lists_what_was_left_out_of_the_check_and_why(
     assert marked_text(ext, handle, state) == shown
     ext.select(handle, None)
     page_shot(ext, handle, tab, artifacts / "extension-hidden-page.png", mark="mark.factcheck-first", size=(520, 440))
+
+
+def test_text_marked_on_a_dark_page_is_checked_again_and_its_marks_are_readable(
+    ext: Extension, fake: FakeServer, site: str, artifacts: Path
+) -> None:
+    handle, tab, _, first = check(ext, fake, f"{site}/night.html", "night")
+    sent = (
+        "Statins lower LDL cholesterol. Smoking causes lung cancer.\n\n"
+        "Obesity does not increase the risk of type 2 diabetes."
+    )
+    assert fake.texts[-1] == sent and first["leftOut"] == []
+    settled_marks(ext.browser, handle, first)
+    # Each mark's pale background holds dark text (the page's light text on it would not show).
+    colours = ext.browser.execute_script(
+        "return [...document.querySelectorAll('mark.factcheck-claim')].map((m) => getComputedStyle(m).color)"
+    )
+    assert colours and set(colours) == {"rgb(26, 26, 26)"}
+    # The same text again, now inside the first check's marks: all of it is checked, nothing left out as hidden.
+    ext.select(handle, "night")
+    started = ext.check_selection(tab)
+    again = ext.wait_state(tab, check_id=started["checkId"])
+    assert fake.texts[-1] == sent and again["leftOut"] == []
+    assert marked_text(ext, handle, again) == sorted(claim["text"] for claim in again["claims"])
+    page_shot(
+        ext, handle, tab, artifacts / "extension-dark-page.png", mark="mark.factcheck-first", which=-1, size=(520, 380)
+    )
+
+
+def test_text_a_page_reveals_on_scroll_is_checked_with_the_whole_page(
+    ext: Extension, fake: FakeServer, site: str
+) -> None:
+    ext.use(fake.url)
+    _, tab = ext.open(f"{site}/reveal.html")
+    answer = ext.call("return await chrome.runtime.sendMessage({type: 'check-page', tabId: args[0]});", tab)
+    state = ext.wait_state(tab, check_id=answer["checkId"])
+    assert fake.texts[-1] == (
+        "Statins lower LDL cholesterol.\n\nFaded in text is checked.\n\nSmoking causes lung cancer.\n\n"
+        "Obesity does not increase the risk of type 2 diabetes."
+    )
+    assert left_out(state) == [("Invisible text in view is not shown.", "hidden: transparent (opacity: 0)")]
+
+
+def test_a_whole_page_with_big_hidden_carousels_is_captured_quickly_each_listed_once(
+    ext: Extension, fake: FakeServer, site: str
+) -> None:
+    ext.use(fake.url)
+    _, tab = ext.open(f"{site}/carousel.html")
+    # The capture's time, from the background: the content script injected, the page read, its answer back.
+    timed = ext.call(
+        "const start = performance.now();"
+        " const answer = await chrome.runtime.sendMessage({type: 'check-page', tabId: args[0]});"
+        " return {answer, took: performance.now() - start};",
+        tab,
+    )
+    state = ext.wait_state(tab, check_id=timed["answer"]["checkId"])
+    assert timed["took"] < 2000, timed["took"]
+    assert fake.texts[-1] == "Statins lower LDL cholesterol.\n\nSmoking causes lung cancer."
+    assert [passage["reason"] for passage in state["leftOut"]] == ["hidden: visibility: hidden", "hidden: off the page"]
+    assert state["leftOut"][0]["text"].startswith("Slide 0 is hidden. Slide 1 is hidden.")
+    assert state["leftOut"][1]["text"].startswith("Away 0 is hidden. Away 1 is hidden.")
+
+
+def test_all_passages_left_out_are_counted_the_first_20_listed_clipped_whole_characters(
+    ext: Extension, fake: FakeServer, site: str
+) -> None:
+    _, tab, _, state = check(ext, fake, f"{site}/many.html", "many")
+    assert len(state["leftOut"]) == 20 and state["leftOutCount"] == 31
+    assert state["leftOut"][0]["text"] == "😀" * 159 + "…"  # never half an emoji
+    ext.popup(tab)
+    shown = ext.browser.execute_script(LEFT_OUT)
+    assert shown["heading"] == "Left out of the check: 31 passages of the selection (the first 20 listed)"
+    assert len(shown["items"]) == 20 and shown["items"][0][0] == "“" + "😀" * 159 + "…”"
