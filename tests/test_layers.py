@@ -7,13 +7,13 @@ import ast
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
 import pytest
 
 from factcheck.registry import BUILTIN_PLUGINS
+from tests.scripts import script
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "factcheck"
@@ -41,48 +41,26 @@ ABOVE_THE_DOOR = (
 PUBLIC = ("factcheck", "factcheck.plugin", "factcheck.testing")
 
 
-def module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-MODULES = {module_name(path): path for path in PACKAGE.rglob("*.py")}
-
-
-def is_type_checking(node: ast.If) -> bool:
-    return ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
-
-
-def import_nodes(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Every import that can run: at the top or inside a function, not under ``if TYPE_CHECKING``."""
-    for node in ast.iter_child_nodes(tree):
-        for child in node.orelse if isinstance(node, ast.If) and is_type_checking(node) else [node]:
-            if isinstance(child, ast.Import | ast.ImportFrom):
-                yield child
-            yield from import_nodes(child)
+GRAPH = script("import_graph")  # scripts/import_graph.py: the one reading of the imports (and the docs' figures)
+MODULES = GRAPH.modules(ROOT)
+import_nodes = GRAPH.import_nodes
+loading_imports = GRAPH.loading_imports
+circles = GRAPH.circles
 
 
 def imported(code: str, package: str = "") -> set[str]:
-    """The modules ``code`` imports (``from m import x`` counts ``m.x`` too where that is a module of ours)."""
-    found: set[str] = set()
-    for node in import_nodes(ast.parse(code)):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-            continue
-        base = node.module or ""
-        if node.level:  # relative: from the package the code is in
-            base = ".".join([*package.split(".")[: len(package.split(".")) - node.level + 1], *filter(None, [base])])
-        found.add(base)
-        found.update(f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in MODULES)
-    return found
+    return set(GRAPH.imported(code, package, MODULES))
+
+
+def arrows(module: str) -> set[str]:
+    return set(GRAPH.arrows(module, MODULES))
 
 
 @cache
 def imports_of(module: str) -> frozenset[str]:
     """What importing ``module`` runs of ours: its own imports and its packages' ``__init__``."""
     path = MODULES[module]
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    own = {m for m in imported(path.read_text(encoding="utf-8"), package) if m in MODULES}
+    own = {m for m in imported(path.read_text(encoding="utf-8"), GRAPH.package_of(module, path)) if m in MODULES}
     parents = {".".join(module.split(".")[:i]) for i in range(1, module.count(".") + 1)}
     return frozenset(own | parents)
 
@@ -199,56 +177,13 @@ RUNTIME = (
 CONTEXT = "factcheck.context"
 
 
-def loading_imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    """The imports that run while the module loads: at the top, in a class body, under ``if`` (``if
-    TYPE_CHECKING`` too) or ``try``; not those inside a function, which run when it is called."""
-    for node in ast.iter_child_nodes(tree):
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            yield node
-        elif not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-            yield from loading_imports(node)
-
-
-def arrows(module: str) -> set[str]:
-    """The modules of ours that ``module`` imports as it loads (:func:`loading_imports`). ``from p import m``
-    names the module ``p.m`` where there is one, else ``p``; a package's ``__init__`` is named only by
-    importing the package itself."""
-    path = MODULES[module]
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    found: set[str] = set()
-    for node in loading_imports(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-            continue
-        base = node.module or ""
-        if node.level:
-            base = ".".join([*package.split(".")[: len(package.split(".")) - node.level + 1], *filter(None, [base])])
-        found.update(f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names)
-    return {m for m in found if m in MODULES and m != module}
-
-
-def circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components of ``graph`` with more than one module, each sorted."""
-    reach: dict[str, set[str]] = {}
-    for start in graph:
-        seen, todo = set(), [start]
-        while todo:
-            for nxt in graph.get(todo.pop(), set()):
-                if nxt not in seen:
-                    seen.add(nxt)
-                    todo.append(nxt)
-        reach[start] = seen
-    found = {frozenset({m} | {n for n in reach[m] if m in reach.get(n, set())}) for m in graph}
-    return sorted(sorted(c) for c in found if len(c) > 1)
-
-
 def test_the_import_graph_of_the_package_has_no_circle() -> None:
     """No two modules of factcheck import each other, directly or through others (a strongly connected
     component of more than one module). The rule: an arrow for each import that runs while a module loads,
     ``if TYPE_CHECKING`` imports included (a type named is a dependency as much as a function called);
     an import inside a function is no arrow (it runs once the modules are loaded: the CLI group adds its
     commands so). ``from p import m`` is an arrow to the module ``p.m`` where there is one, else to ``p``."""
-    assert circles({module: arrows(module) for module in MODULES}) == []
+    assert circles(GRAPH.graph(ROOT)) == []
 
 
 def test_the_check_for_circles_finds_one() -> None:
@@ -265,3 +200,12 @@ def test_no_service_of_the_runtime_reaches_the_context_module() -> None:
     reached = {module: reached_from(module) for module in RUNTIME}
     assert sorted(route(seen, CONTEXT) for seen in reached.values() if CONTEXT in seen) == []
     assert all(CONTEXT not in arrows(module) for module in RUNTIME)
+
+
+def test_the_shape_of_a_graph_stacks_floors_and_counts_the_arrows_inside_a_circle() -> None:
+    measured = GRAPH.shape({"a": {"b"}, "b": {"c"}, "c": {"b", "d"}, "d": set()})
+    assert measured.floors == {"d": 1, "b": 2, "c": 2, "a": 3}
+    assert (measured.height, measured.back_up, measured.circles) == (3, 2, [["b", "c"]])
+    picture = GRAPH.mermaid({"factcheck.cli.check": {"factcheck.types"}, "factcheck.types": {"factcheck.pipeline"}})
+    assert picture.splitlines()[0] == "flowchart BT" and "front_doors -->|1| domain" in picture
+    assert "domain -->|1| check" in picture  # drawn pointing down: an import running back up
