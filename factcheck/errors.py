@@ -24,9 +24,10 @@ so a caller can catch one type; the CLI prints those as a single line::
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from typing import Any
+
+from factcheck.switches import switches
 
 
 class FactcheckError(Exception):
@@ -126,6 +127,7 @@ class ServiceUnreachableError(SourceRefusedError):
 
 
 def raise_errors_requested() -> bool:
-    """``FACTCHECK_RAISE_ERRORS`` is on (``1``, ``true``, ``yes``): show tracebacks, raise instead of abstaining."""
+    """``FACTCHECK_RAISE_ERRORS`` is on (``1``, ``true``, ``yes``): show tracebacks, raise instead of abstaining.
 
-    return os.environ.get("FACTCHECK_RAISE_ERRORS", "").strip().lower() in {"1", "true", "yes", "on"}
+    Read at the front door with the process's other switches (:mod:`factcheck.switches`), not here."""
+    return switches().raise_errors
