@@ -27,8 +27,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from factcheck.switches import switches
-
 
 class FactcheckError(Exception):
     """Base class of every error factcheck raises on purpose."""
@@ -124,10 +122,3 @@ class SourceRefusedError(SourceError, ServiceRefusedError):
 class ServiceUnreachableError(SourceRefusedError):
     """A service's host could not be reached (connection refused, a failed DNS lookup, no connection in
     time). A refusal that lasts for this check: its agent abstains with it and is not asked again."""
-
-
-def raise_errors_requested() -> bool:
-    """``FACTCHECK_RAISE_ERRORS`` is on (``1``, ``true``, ``yes``): show tracebacks, raise instead of abstaining.
-
-    Read at the front door with the process's other switches (:mod:`factcheck.switches`), not here."""
-    return switches().raise_errors

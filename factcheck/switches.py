@@ -73,6 +73,11 @@ def switches() -> Switches:
     return current if current is not None else read_switches()
 
 
+def raise_errors_requested() -> bool:
+    """``FACTCHECK_RAISE_ERRORS`` is on: show tracebacks, raise instead of abstaining."""
+    return switches().raise_errors
+
+
 @contextmanager
 def switched(env: Mapping[str, str] | None = None) -> Iterator[Switches]:
     """The switches of ``env`` (default: the process environment) in force for the block, then those before."""

@@ -22,9 +22,9 @@ from typing import Any
 import click
 
 from factcheck.cli.interrupted import interrupted, is_interrupt
-from factcheck.errors import FactcheckError, raise_errors_requested
+from factcheck.errors import FactcheckError
 from factcheck.plugin import hookimpl
-from factcheck.switches import switched
+from factcheck.switches import raise_errors_requested, switched
 
 
 class SuggestingGroup(click.Group):
