@@ -64,6 +64,7 @@ from factcheck.errors import ConfigError
 from factcheck.memory.settings import MEMORY_AGENT, MemorySettings, memory_settings
 from factcheck.options import check_fields, coerce_values, declared, env_values, merge_options, reject_unknown, setting
 from factcheck.routing import ROUTING_OPTIONS, ROUTINGS
+from factcheck.secrets import secret
 
 CONFIG_FILE = "factcheck.toml"
 # The top-level keys and tables of factcheck.toml ([memory]: factcheck.memory.settings).
@@ -180,6 +181,9 @@ class Settings:
     # The agents a check runs, by name and in this order (--agents a,b, or the recommended team of a trust
     # file); empty: every resolved agent.
     only_agents: tuple[str, ...] = ()
+    # The paper profile's web search, serper or serpapi: load_settings chooses it by the keys its env holds
+    # (web_source); None, for settings made by hand, looks the keys up when the agents are resolved.
+    web_search: str | None = None
 
     def __post_init__(self) -> None:
         check_fields(self)
@@ -195,10 +199,8 @@ class Settings:
         that source with the profile's default verifier.
         """
         profile = PROFILES[self.profile]
-        merged = {
-            spec.name: replace(spec, source=web_source(os.environ)) if spec.source == "serper" else spec
-            for spec in profile.agents
-        }
+        web = self.web_search or web_source({name: secret(name) for name in WEB_KEYS.values()})
+        merged = {spec.name: replace(spec, source=web) if spec.source == "serper" else spec for spec in profile.agents}
         merged.update((spec.name, spec) for spec in self.agents)
         agents = list(merged.values())
         if self.corpus is not None:
@@ -340,11 +342,14 @@ def _table(data: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
     return dict(value)
 
 
-def settings_from_mapping(data: Mapping[str, Any], where: str = CONFIG_FILE) -> Settings:
-    """Settings from a parsed ``factcheck.toml``; ConfigError names what is wrong."""
+def settings_from_mapping(
+    data: Mapping[str, Any], where: str = CONFIG_FILE, env: Mapping[str, str] | None = None
+) -> Settings:
+    """Settings from a parsed ``factcheck.toml`` (a file naming no profile: :func:`default_profile` of
+    ``env``, else ``offline``); ConfigError names what is wrong."""
     # [server] is factcheck serve's (ServerSettings.load reads and checks it); checkers ignore it.
     reject_unknown(data, CONFIG_KEYS, where)
-    profile = str(data.get("profile", default_profile(os.environ)))
+    profile = str(data.get("profile", default_profile(env or {})))
     if profile not in PROFILES:  # here already: the agents' tables are read against the profile
         raise ConfigError(f"{where}: unknown profile {profile!r} (available: {', '.join(sorted(PROFILES))})")
     extractor = (
@@ -439,11 +444,20 @@ def load_settings(
     env: Mapping[str, str] | None = None,
     **overrides: Any,
 ) -> Settings:
-    """Settings from the config file, the environment and ``overrides`` (see :meth:`Settings.with_overrides`)."""
+    """Settings from the config file, the environment and ``overrides`` (see :meth:`Settings.with_overrides`).
+
+    The one place a checker's settings are read (each front door calls it once and passes the result
+    down): ``env`` (default: the process environment) is the only environment read. A
+    variable outside ``env`` changes nothing, with two kinds of exception that are not settings: a
+    provider's key, looked up by the component that needs it when it needs it
+    (:func:`factcheck.secrets.secret`: ``OPENAI_API_KEY``, ``SERPER_API_KEY``, the Wikipedia User-Agent),
+    and the process's own switches and folders (``FACTCHECK_RAISE_ERRORS``, ``FACTCHECK_TRACE_PLUGINS``,
+    the plugin lists, ``FACTCHECK_CACHE_DIR``).
+    """
     env = os.environ if env is None else env
     data = read_config(config)
     if "profile" not in data:
         data = {**data, "profile": default_profile(env)}
     settings = settings_from_mapping(data, str(config or CONFIG_FILE))
-    settings = settings.with_overrides(**_env_overrides(env))
+    settings = replace(settings.with_overrides(**_env_overrides(env)), web_search=web_source(env))
     return settings.with_overrides(**overrides)

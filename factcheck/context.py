@@ -42,7 +42,7 @@ from factcheck.usage import Spending, UsageRecorder, spending_var, usage_var
 @dataclass(frozen=True)
 class CheckContext:
     """One check's shared state. Every part is optional: ``None`` means none set (no usage recorded,
-    no spending limit, now, no cache, the LLM settings of the environment, the default service)."""
+    no spending limit, now, no cache, the default LLM settings, the default service)."""
 
     usage: UsageRecorder | None = None
     spending: Spending | None = None

@@ -24,7 +24,6 @@ so a caller can catch one type; the CLI prints those as a single line::
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -123,9 +122,3 @@ class SourceRefusedError(SourceError, ServiceRefusedError):
 class ServiceUnreachableError(SourceRefusedError):
     """A service's host could not be reached (connection refused, a failed DNS lookup, no connection in
     time). A refusal that lasts for this check: its agent abstains with it and is not asked again."""
-
-
-def raise_errors_requested() -> bool:
-    """``FACTCHECK_RAISE_ERRORS`` is on (``1``, ``true``, ``yes``): show tracebacks, raise instead of abstaining."""
-
-    return os.environ.get("FACTCHECK_RAISE_ERRORS", "").strip().lower() in {"1", "true", "yes", "on"}

@@ -45,7 +45,6 @@ from factcheck.errors import (
     MissingKeyError,
     ServiceRefusedError,
     SourceError,
-    raise_errors_requested,
 )
 from factcheck.events import CheckEvent, ClaimChecked, ClaimDeliberated, ClaimsFound, TextChecked
 from factcheck.independence import THRESHOLD_RANGE, independent_judgments
@@ -60,6 +59,7 @@ from factcheck.plugin import ClaimExtractor, Deliberator, LabelRule, Scorer, Sou
 from factcheck.plugin.deliberator import ARBITER
 from factcheck.routing import AllAgents, RoutingPolicy
 from factcheck.scoring import score_claim, text_verdict
+from factcheck.switches import raise_errors_requested
 from factcheck.text import valid_unicode
 from factcheck.trust import Trust
 from factcheck.types import (

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
-import os
 import sys
 import threading
 import warnings
@@ -49,6 +48,7 @@ from factcheck.plugin import (
     Verifier,
     hooks,
 )
+from factcheck.switches import read_switches
 
 ENTRY_POINT_GROUP = "factcheck"
 
@@ -189,13 +189,6 @@ _load_problems: dict[str, PluginInfo] = {}
 _distributions: dict[str, tuple[str | None, str | None]] = {}  # entry-point name -> (distribution, version)
 
 
-def _env_list(name: str) -> set[str] | None:
-    value = os.environ.get(name)
-    if value is None:
-        return None
-    return {part.strip() for part in value.split(",") if part.strip()}
-
-
 def _warn(message: str) -> None:
     warnings.warn(message, PluginWarning, stacklevel=3)
 
@@ -214,9 +207,7 @@ def _register_checked(pm: pluggy.PluginManager, plugin: object, name: str, label
     return None
 
 
-def _load_entry_points(pm: pluggy.PluginManager) -> None:
-    allowed = _env_list("FACTCHECK_LOAD_PLUGINS")
-    disabled = _env_list("FACTCHECK_DISABLED_PLUGINS") or set()
+def _load_entry_points(pm: pluggy.PluginManager, allowed: frozenset[str] | None, disabled: frozenset[str]) -> None:
     entry_points = sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
     for ep in entry_points:
         dist_name = ep.dist.name if ep.dist is not None else None
@@ -241,10 +232,6 @@ def _load_entry_points(pm: pluggy.PluginManager) -> None:
         _load_problems[ep.name] = PluginInfo(ep.name, False, dist_name, version, problems=[problem])
 
 
-def _tracing() -> bool:
-    return os.environ.get("FACTCHECK_TRACE_PLUGINS", "").strip().lower() not in ("", "0", "false", "no", "off")
-
-
 def _trace_before(hook: str, impls: Sequence[pluggy.HookImpl], kwargs: Mapping[str, object]) -> None:
     if impls:  # the registry asks each plugin in turn: a call reaching none is noise
         names = ", ".join(impl.plugin_name for impl in impls)
@@ -264,13 +251,14 @@ def get_plugin_manager() -> pluggy.PluginManager:
     global _pm
     with _lock:
         if _pm is None:
+            switches = read_switches()  # loading the plugins is a front door: the plugin lists, tracing
             pm = pluggy.PluginManager(ENTRY_POINT_GROUP)
             pm.add_hookspecs(hooks)
-            if _tracing():
+            if switches.trace_plugins:
                 pm.add_hookcall_monitoring(_trace_before, _trace_after)
             for module_name in BUILTIN_PLUGINS:
                 pm.register(importlib.import_module(module_name), name=module_name)
-            _load_entry_points(pm)
+            _load_entry_points(pm, switches.load_plugins, switches.disabled_plugins)
             _pm = pm
         return _pm
 

@@ -1,20 +1,51 @@
-"""Keeping secrets out of what is shown: :func:`redact` takes an API key out of a message.
+"""Secrets: looking them up, and keeping them out of what is shown.
+
+Settings travel as data (:func:`factcheck.load_settings`, ``factcheck serve``'s settings); a secret
+does not. A component finds its key in the environment variable its options name (``api_key_env``),
+when it needs it, through :func:`secret`: the one place a component reads the environment.
+:func:`environment_secrets` lists every provider key there, for the server to scrub from its answers.
 
 Error bodies are quoted in errors, and some servers echo the key they were sent (SerpAPI's key
 travels in the query string), so every message that may hold one is redacted before it is raised,
-logged or answered (the web-search sources, the server's error answers).
+logged or answered (the web-search sources, the server's error answers): :func:`redact`.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import re
+from collections.abc import Mapping
 from urllib.parse import quote, quote_plus
 
 REDACTED = "[redacted]"
 # A message cut short (the HTTP layer keeps 200 characters of an error body) may end in
 # part of an echoed key; a tail this long or longer that starts the key is redacted too.
 MIN_KEY_FRAGMENT = 4
+# The variables whose values are secrets: a provider's key, token or password, by the name's ending.
+_SECRET_NAME = re.compile(r"(^|_)(API_KEY|KEY|TOKEN|SECRET|PASSWORD)S?$")
+# Named like secrets, and no secret: the server's caller keys (scrubbed as such) and key ids.
+_NOT_PROVIDER_KEYS = frozenset({"FACTCHECK_API_KEYS", "FACTCHECK_FEEDBACK_KEYS"})
+
+
+def secret(variable: str) -> str:
+    """The value of the environment variable ``variable`` ("" when unset), read when a component needs it.
+
+    The one way a component reads the environment: for what an operator keeps out of settings files,
+    an API key (the variable its ``api_key_env`` option names) or the contact a Wikipedia User-Agent
+    carries (``FACTCHECK_WIKIPEDIA_USER_AGENT``). Everything else is a setting, passed down as data.
+    """
+    return os.environ.get(variable, "")
+
+
+def environment_secrets(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The value of every provider key, token or password in ``env`` (default: the environment)."""
+    env = os.environ if env is None else env
+    return tuple(
+        value
+        for name, value in env.items()
+        if value and _SECRET_NAME.search(name.upper()) and name.upper() not in _NOT_PROVIDER_KEYS
+    )
 
 
 def redact(message: str, secret: str) -> str:

@@ -200,15 +200,16 @@ def test_feedback_keys_are_key_ids_never_keys() -> None:
 def test_serve_memory_flag_sets_the_checkers_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import factcheck.server.runner as runner
 
-    served: list[object] = []
+    served: list[Any] = []
     monkeypatch.setattr(runner, "serve", lambda app, *args, **kwargs: served.append(app))
     monkeypatch.setattr("factcheck.server.cli.configure_logging", lambda level: None)  # no handler left behind
-    monkeypatch.setenv("FACTCHECK_MEMORY", "unset")  # restored after the test, whatever serve sets
+    monkeypatch.setenv("FACTCHECK_MEMORY", "unset")  # the flag wins over the variable, and leaves it alone
     result = CliRunner().invoke(
         cli, ["serve", "--port", "0", "--memory", str(tmp_path / "m.sqlite"), "--feedback-key", "key-1"]
     )
     assert result.exit_code == 0, result.output
-    assert os.environ["FACTCHECK_MEMORY"] == str(tmp_path / "m.sqlite") and len(served) == 1
+    assert os.environ["FACTCHECK_MEMORY"] == "unset" and len(served) == 1
+    assert served[0].state.factcheck.memory().path == str(tmp_path / "m.sqlite")
     help_text = CliRunner().invoke(cli, ["serve", "--help"], terminal_width=200).output
     assert "--memory" in help_text and "--feedback-key" in help_text
 

@@ -40,9 +40,10 @@ from factcheck.batch.inputs import Document
 from factcheck.batch.output import duplicate_record, failure_record, is_failure, success_record
 from factcheck.context import using
 from factcheck.dates import evidence_date
-from factcheck.errors import ConfigError, InputError, raise_errors_requested
+from factcheck.errors import ConfigError, InputError
 from factcheck.pipeline import Checker
 from factcheck.resume import AppendLog
+from factcheck.switches import raise_errors_requested
 from factcheck.types import Usage
 from factcheck.usage import Spending, answers_from_cache, limit_reached
 

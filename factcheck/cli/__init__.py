@@ -22,8 +22,9 @@ from typing import Any
 import click
 
 from factcheck.cli.interrupted import interrupted, is_interrupt
-from factcheck.errors import FactcheckError, raise_errors_requested
+from factcheck.errors import FactcheckError
 from factcheck.plugin import hookimpl
+from factcheck.switches import raise_errors_requested, switched
 
 
 class SuggestingGroup(click.Group):
@@ -55,16 +56,17 @@ class FactcheckGroup(SuggestingGroup):
         return get_commands().get(cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except FactcheckError as exc:
-            if raise_errors_requested():
-                raise
-            raise click.ClickException(str(exc)) from None
-        except (KeyboardInterrupt, click.exceptions.Abort) as exc:
-            if not is_interrupt(exc):  # a question answered "no" (confirm(abort=True)): click's own "Aborted!"
-                raise
-            raise interrupted(ctx) from None
+        with switched():  # the CLI's front door: FACTCHECK_RAISE_ERRORS and the like, read for this command
+            try:
+                return super().invoke(ctx)
+            except FactcheckError as exc:
+                if raise_errors_requested():
+                    raise
+                raise click.ClickException(str(exc)) from None
+            except (KeyboardInterrupt, click.exceptions.Abort) as exc:
+                if not is_interrupt(exc):  # a question answered "no" (confirm(abort=True)): click's own "Aborted!"
+                    raise
+                raise interrupted(ctx) from None
 
 
 @click.group(cls=FactcheckGroup)

@@ -11,7 +11,6 @@ memory, and nothing is created. The rules they share (provenance, the trust upda
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -88,10 +87,6 @@ def _select(documents: Sequence[tuple[int, dict[str, Any]]], document_id: str | 
     raise InputError(f"no document {document_id!r} in {name} (its ids: {shown})")
 
 
-def _reviewer_default() -> str:
-    return os.environ.get("USER") or "cli"
-
-
 @click.command(short_help="Record a reviewer's correction of a claim's verdict.")
 @click.argument("result", metavar="RESULT")
 @click.option(
@@ -113,6 +108,8 @@ def _reviewer_default() -> str:
 @click.option(
     "--reviewer",
     metavar="NAME",
+    envvar="USER",  # read by click as the command starts, as every flag is
+    default="cli",
     cls=HelpOption,
     default_text="$USER, else cli",
     help="Who rules (the correction's provenance).",
@@ -131,7 +128,7 @@ def feedback(
     claim_id: str | None,
     label: str,
     note: str,
-    reviewer: str | None,
+    reviewer: str,
     document_id: str | None,
     memory_path: Path | None,
     config: Path | None,
@@ -149,9 +146,7 @@ def feedback(
     memory = memory_of(memory_path, config)
     name = "standard input" if result == "-" else result
     document = _select(list(read_documents(result)), document_id, name)
-    correction = correction_from_result(
-        document, claim_id, label, note, reviewer or _reviewer_default(), origin="feedback"
-    )
+    correction = correction_from_result(document, claim_id, label, note, reviewer or "cli", origin="feedback")
     store = _store(memory)
     recorded = record(store, correction, memory)
     stored = recorded.correction

@@ -21,10 +21,11 @@ from factcheck.calls import call_plugin, usable_evidence
 from factcheck.context import current, using
 from factcheck.deliberation.queries import key_terms
 from factcheck.deliberation.state import seen_key, state_of
-from factcheck.errors import BudgetReachedError, SourceError, raise_errors_requested
+from factcheck.errors import BudgetReachedError, SourceError
 from factcheck.plugin import Action, DeliberationState, Deliberator
 from factcheck.plugin.deliberator import ARBITER, step_of
 from factcheck.precedents import precedent_of
+from factcheck.switches import raise_errors_requested
 from factcheck.text import valid_unicode
 from factcheck.types import (
     Assessment,

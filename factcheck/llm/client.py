@@ -49,7 +49,6 @@ from __future__ import annotations
 import asyncio
 import importlib
 import math
-import os
 import random
 import re
 import sys
@@ -72,6 +71,7 @@ from factcheck.net import (
     service,
 )
 from factcheck.options import check_fields, setting
+from factcheck.secrets import secret
 from factcheck.text import valid_unicode
 from factcheck.usage import amend_llm, charge_llm_call, record_llm, record_note
 
@@ -120,7 +120,7 @@ class LLMSettings:
 
     def api_key(self) -> str:
         """The key from the environment. A local server needs none; OpenAI itself does."""
-        key = os.environ.get(self.api_key_env, "")
+        key = secret(self.api_key_env)
         if not key and self.base_url.rstrip("/") == OPENAI_URL:
             raise MissingKeyError(f"no API key for {self.base_url} (set {self.api_key_env})", self.api_key_env)
         return key or "not-needed"
@@ -194,8 +194,12 @@ llm_var: ContextVar[LLMSettings | None] = ContextVar("factcheck.llm", default=No
 
 
 def resolve(model: str | None = None, base_url: str | None = None) -> LLMSettings:
-    """The current check's LLM settings, with a component's own ``model`` / ``base_url`` applied."""
-    settings = llm_var.get() or llm_settings(llm_env(os.environ))
+    """The current check's LLM settings, with a component's own ``model`` / ``base_url`` applied.
+
+    Outside a check (no LLM settings in the context) they are :class:`LLMSettings`' defaults, as for a
+    :class:`~factcheck.Checker` built without ``llm=``: the environment's ``[llm]`` variables reach a
+    check through :func:`factcheck.load_settings`, never read here."""
+    settings = llm_var.get() or LLMSettings()
     return replace(settings, model=model or settings.model, base_url=base_url or settings.base_url)
 
 

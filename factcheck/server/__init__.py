@@ -7,6 +7,7 @@
 - :mod:`factcheck.server.auth`: API keys and rate limits;
 - :mod:`factcheck.server.settings`: keys, origins and limits from the environment and flags;
 - :mod:`factcheck.server.runner`: running it with uvicorn, in the foreground or in a thread;
+- :mod:`factcheck.server.workers`: ``--workers N``, the settings handed to the worker processes;
 - :mod:`factcheck.server.cli`: the ``serve`` command.
 
 Nothing here is imported by ``import factcheck``: the command imports FastAPI only when it runs.

@@ -26,7 +26,7 @@ import asyncio
 import importlib.metadata
 import logging
 import sqlite3
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, Literal, TypeVar
 
@@ -35,7 +35,7 @@ from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from factcheck.claimtime import reference_time
-from factcheck.config import PROFILES, load_settings
+from factcheck.config import PROFILES
 from factcheck.errors import ConfigError, FactcheckError, InputError
 from factcheck.events import CheckEvent
 from factcheck.memory.corrections import Recorded, correction_from_result, correction_from_text, record, recorded_json
@@ -184,9 +184,9 @@ class FeedbackRequest(BaseModel):
 class Service:
     """What the routes of one app share: its settings, checkers, gate, cache of answers and scrubber."""
 
-    def __init__(self, settings: ServerSettings) -> None:
+    def __init__(self, settings: ServerSettings, checker_overrides: Mapping[str, Any] | None = None) -> None:
         self.settings = settings
-        self.pool = CheckerPool(settings)
+        self.pool = CheckerPool(settings, checker_overrides)
         self.gate = Gate(settings)
         self.answers = AnswerCache(settings.answer_cache_size, settings.answer_cache_ttl_s)
         self.scrub = Redactor(settings.secrets())
@@ -206,7 +206,7 @@ class Service:
         settings cannot be read."""
         if self.memory_settings is None:
             try:
-                self.memory_settings = memory_settings(load_settings(self.settings.config).memory)
+                self.memory_settings = memory_settings(self.pool.base.memory)
             except ConfigError as exc:
                 raise APIError(503, f"the server cannot take corrections: {exc}") from None
         if not self.memory_settings.enabled:
@@ -307,7 +307,7 @@ class Service:
     async def _components(self) -> dict[str, Any]:
         try:
             checker = self.pool.get()
-            agents_of = {name: load_settings(self.settings.config, profile=name).resolved_agents() for name in PROFILES}
+            agents_of = {name: self.pool.base.with_overrides(profile=name).resolved_agents() for name in PROFILES}
         except ConfigError as exc:
             raise APIError(503, f"the server cannot check: {exc}") from None
         status = await component_status(checker)
@@ -519,10 +519,14 @@ def metadata(body: CheckRequest) -> dict[str, Any]:
     return {k: v for k, v in (("url", body.url), ("title", body.title)) if v is not None}
 
 
-def create_app(settings: ServerSettings | None = None) -> FastAPI:
-    """The ASGI application for ``settings`` (default: from the environment)."""
+def create_app(
+    settings: ServerSettings | None = None, *, checker_overrides: Mapping[str, Any] | None = None
+) -> FastAPI:
+    """The ASGI application for ``settings`` (default: from the environment). Its checkers' settings are
+    read now, once: the settings file, the environment, then ``checker_overrides`` (``factcheck serve``'s
+    ``--corpus``, ``--memory``, ``--serper-url``..., see :class:`~factcheck.server.pool.CheckerPool`)."""
     settings = settings or ServerSettings.from_env()
-    service = Service(settings)
+    service = Service(settings, checker_overrides)
     app = FastAPI(
         title="factcheck",
         version=_version(),
@@ -539,17 +543,6 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     app.include_router(router)
     add_middleware(app, settings, service.gate, service.scrub)
     return app
-
-
-def app_from_environment() -> FastAPI:
-    """The app of one worker process of ``factcheck serve --workers N``: its settings come from
-    the environment variable the supervisor set (see :func:`factcheck.server.runner.serve_workers`)."""
-    import os
-
-    from factcheck.server.runner import WORKER_SETTINGS, install_log_filters
-
-    install_log_filters()
-    return create_app(ServerSettings.from_json(os.environ[WORKER_SETTINGS]))
 
 
 def sse(name: str, data: dict[str, Any], scrub: Redactor) -> str:

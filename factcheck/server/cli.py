@@ -7,7 +7,6 @@ only when the command runs, so the CLI works without the ``server`` extra.
 from __future__ import annotations
 
 import logging
-import os
 import typing
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +24,7 @@ from factcheck.cli.flags import (
     registered,
 )
 from factcheck.cli.interrupted import keeps
+from factcheck.config import ENDPOINT_VARIABLES
 from factcheck.errors import ConfigError
 from factcheck.options import Declared, declared
 from factcheck.plugin import hookimpl
@@ -177,20 +177,10 @@ def serve(
             f"factcheck serve needs the server extra ({exc.name} is missing): pip install '.[server]' in a checkout"
         ) from None
 
-    if corpus is not None:
-        # Checkers are built per profile from the settings file and FACTCHECK_* variables: the flag is the variable.
-        os.environ["FACTCHECK_CORPUS"] = str(corpus)
-    if memory_path is not None:  # the same for the memory: every checker's, and where corrections go
-        os.environ["FACTCHECK_MEMORY"] = str(memory_path)
-    endpoints = (
-        ("FACTCHECK_SERPER_URL", serper_url),
-        ("FACTCHECK_SERPAPI_URL", serpapi_url),
-        ("FACTCHECK_WIKIPEDIA_URL", wikipedia_url),
-    )
-    for variable, url in endpoints:
-        if url:  # read by every checker built (factcheck.config), in worker processes too
-            os.environ[variable] = url
+    # The server's front door: the [server] table, the environment and these flags, read once; the flags for
+    # every checker it builds go to them as data (to worker processes too), never through the environment.
     settings = ServerSettings.load(config, **flags)
+    overrides = checker_overrides(corpus, memory_path, serper=serper_url, serpapi=serpapi_url, wikipedia=wikipedia_url)
     if settings.deliberation is not None:  # an unknown policy stops the server now, not each request
         from factcheck.registry import get_registry
 
@@ -208,22 +198,20 @@ def serve(
         log.info("no CORS origin allowed: web pages cannot read answers (extensions with host permission can)")
     keeps("the server stopped; what it stored (cached judgments, corrections sent to it) is kept")
     if workers > 1:
-        from factcheck.server.runner import serve_workers
+        from factcheck.server.workers import serve_workers
 
         serve_workers(
-            settings.to_json(),
+            settings,
             host,
             port,
             workers,
+            checker_overrides=overrides,
             forwarded_allow_ips=forwarded_allow_ips,
-            max_connections=settings.max_connections,
-            header_timeout_s=settings.header_timeout_s,
-            max_pending_per_address=settings.max_pending_per_address,
             log_level=log_level,
         )
         return
     run(
-        create_app(settings),
+        create_app(settings, checker_overrides=overrides),
         host,
         port,
         forwarded_allow_ips=forwarded_allow_ips,
@@ -232,6 +220,21 @@ def serve(
         header_timeout_s=settings.header_timeout_s,
         max_pending_per_address=settings.max_pending_per_address,
     )
+
+
+def checker_overrides(corpus: Path | None, memory_path: Path | None, **urls: str | None) -> dict[str, Any]:
+    """``factcheck serve``'s flags for every checker it builds, as :func:`~factcheck.load_settings` overrides:
+    ``--corpus``, ``--memory`` and each search endpoint (``urls`` by source: ``serper=``, ``serpapi=``,
+    ``wikipedia=``), as ``check`` and ``batch`` take them. Flags not given are left out."""
+    overrides: dict[str, Any] = {}
+    if corpus is not None:
+        overrides["corpus"] = str(corpus)
+    if memory_path is not None:  # every checker's memory agent, and where corrections go
+        overrides["memory"] = {"path": str(memory_path)}
+    endpoints = {source: {option: urls[source]} for source, option, _ in ENDPOINT_VARIABLES if urls.get(source)}
+    if endpoints:
+        overrides["source_options"] = endpoints
+    return overrides
 
 
 @hookimpl

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
+from collections.abc import Mapping
 from typing import Any
 
 from factcheck.build import FALLBACK_EXTRACTOR, build_checker
-from factcheck.errors import FactcheckError
+from factcheck.config import Settings, load_settings
+from factcheck.errors import ConfigError, FactcheckError
 from factcheck.pipeline import Checker
 from factcheck.plugin import Source, Verifier
 from factcheck.registry import get_registry
@@ -28,11 +30,29 @@ PoolKey = tuple[str | None, str | None, str | None, str | None]  # profile, scor
 
 class CheckerPool:
     """Checkers by (profile, scorer, labels, deliberation), built on first use, at most ``size`` kept (least
-    recent dropped)."""
+    recent dropped), each from the same settings (:attr:`base`) with the request's choices on top."""
 
-    def __init__(self, settings: ServerSettings) -> None:
+    def __init__(self, settings: ServerSettings, overrides: Mapping[str, Any] | None = None) -> None:
+        """The checkers' settings are read now, once: the settings file (``settings.config``), then the
+        environment, then ``overrides`` (``factcheck serve``'s flags for every checker: ``corpus``,
+        ``memory``, ``source_options``, as :func:`~factcheck.load_settings` takes them). When they cannot
+        be read the server still starts, and each :meth:`get` says why."""
         self.settings = settings
+        self.overrides = dict(overrides or {})
         self._checkers: OrderedDict[PoolKey, Checker] = OrderedDict()
+        self._base: Settings | None = None
+        self._unreadable = ""
+        try:
+            self._base = load_settings(settings.config, **self.overrides)
+        except ConfigError as exc:  # answered 503 with this, as a checker that cannot be built is
+            self._unreadable = str(exc)
+
+    @property
+    def base(self) -> Settings:
+        """The settings every checker is built from; ConfigError when the server's settings cannot be read."""
+        if self._base is None:
+            raise ConfigError(self._unreadable)
+        return self._base
 
     def key(
         self,
@@ -56,9 +76,7 @@ class CheckerPool:
         key = self.key(profile, scorer, labels, deliberation)
         checker = self._checkers.pop(key, None)
         if checker is None:
-            checker = build_checker(
-                config=self.settings.config, profile=key[0], scorer=scorer, labels=labels, deliberation=key[3]
-            )
+            checker = build_checker(self.base, profile=key[0], scorer=scorer, labels=labels, deliberation=key[3])
         self._checkers[key] = checker
         while len(self._checkers) > self.settings.max_checkers:
             self._checkers.popitem(last=False)

@@ -28,7 +28,6 @@ import asyncio
 import errno
 import functools
 import logging
-import os
 import re
 import socket
 import threading
@@ -55,26 +54,17 @@ VOUCH = "factcheck.vouch"
 REPEAT_WINDOW_S = 10.0
 
 
-def _env_number(name: str, default: float) -> float:
-    try:
-        return float(os.environ.get(name, default))
-    except ValueError:
-        return default
-
-
 class GuardedH11Protocol(H11Protocol):
     """uvicorn's h11 protocol with a connection cap, a cap per client address on pending connections,
     and a time-out on reading request headers.
 
-    The limits are class attributes: :func:`protocol` makes a subclass with its own; a worker
-    process (``--workers``) imports this class by name and reads them from the environment.
+    The limits are class attributes: :func:`protocol` makes a subclass with its own (a worker process
+    of ``--workers`` gets its subclass by name, :data:`factcheck.server.workers.Protocol`).
     """
 
-    max_connections: int = int(_env_number("FACTCHECK_WORKER_MAX_CONNECTIONS", DEFAULT_MAX_CONNECTIONS))
-    header_timeout_s: float = _env_number("FACTCHECK_HEADER_TIMEOUT_S", DEFAULT_HEADER_TIMEOUT_S)
-    max_pending_per_address: int = int(
-        _env_number("FACTCHECK_MAX_PENDING_PER_ADDRESS", DEFAULT_MAX_PENDING_PER_ADDRESS)
-    )
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S
+    max_pending_per_address: int = DEFAULT_MAX_PENDING_PER_ADDRESS
     # Pending connections, oldest first, and the same by client address (maps per server: see protocol()).
     waiting: ClassVar[OrderedDict[int, GuardedH11Protocol]] = OrderedDict()
     pending_by_address: ClassVar[dict[str, OrderedDict[int, GuardedH11Protocol]]] = {}
@@ -355,38 +345,25 @@ def serve(app: FastAPI, host: str, port: int, **options: Any) -> None:
     uvicorn.Server(config(app, host, port, **options)).run()
 
 
-WORKER_SETTINGS = "FACTCHECK_SERVER_SETTINGS_JSON"
-
-
-def serve_workers(
-    settings_json: str,
+def serve_processes(
+    app: str,
+    http: str,
     host: str,
     port: int,
     workers: int,
     *,
     forwarded_allow_ips: str | None = None,
-    max_connections: int = DEFAULT_MAX_CONNECTIONS,
-    header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S,
-    max_pending_per_address: int = DEFAULT_MAX_PENDING_PER_ADDRESS,
     log_level: str = "info",
 ) -> None:
-    """Serve with ``workers`` processes sharing one listening socket (uvicorn's supervisor).
-
-    Each worker builds its app from ``settings_json`` (handed over in the environment) and
-    has its own event loop, checkers, answer cache and rate buckets; the connection cap is
-    split between them. The SQLite cache file is shared.
-    """
-    os.environ[WORKER_SETTINGS] = settings_json
-    os.environ["FACTCHECK_WORKER_MAX_CONNECTIONS"] = str(max(16, connection_limit(max_connections) // workers))
-    os.environ["FACTCHECK_HEADER_TIMEOUT_S"] = str(header_timeout_s)
-    os.environ["FACTCHECK_MAX_PENDING_PER_ADDRESS"] = str(max_pending_per_address)
+    """Serve with ``workers`` processes sharing one listening socket (uvicorn's supervisor): each imports
+    the app factory ``app`` and the protocol class ``http`` by name (see :mod:`factcheck.server.workers`)."""
     uvicorn.run(
-        "factcheck.server.app:app_from_environment",
+        app,
         factory=True,
         host=host,
         port=port,
         workers=workers,
-        http="factcheck.server.runner:GuardedH11Protocol",
+        http=http,
         **_common(forwarded_allow_ips),
         log_level=log_level,
     )

@@ -5,7 +5,9 @@ environment variables, then ``factcheck serve`` flags (later wins). Each field i
 declared once (:func:`~factcheck.options.setting`): its bounds, help, variable
 and flag; the environment table and the command's flags are derived from it.
 The checkers themselves are configured as everywhere else (``factcheck.toml``,
-provider keys in the environment); these settings only decide who may call the
+``FACTCHECK_*`` variables, provider keys in the environment), with ``factcheck serve``'s
+flags for them (``--corpus``, ``--memory``, ``--serper-url``...) passed as data
+(:class:`~factcheck.server.pool.CheckerPool`); these settings only decide who may call the
 server and how much.
 """
 
@@ -21,6 +23,7 @@ from typing import Any
 
 from factcheck.errors import ConfigError
 from factcheck.options import check_fields, coerce_values, declared, env_values, setting
+from factcheck.secrets import environment_secrets
 
 # An extension's origin is its scheme and id; a web origin is scheme, host and optional port, no path.
 _ORIGIN = re.compile(r"^(?:https?://[^/\s]+|chrome-extension://[a-p]{32}|moz-extension://[0-9a-fA-F-]{36})$")
@@ -249,15 +252,7 @@ class ServerSettings:
 
     def secrets(self, env: Mapping[str, str] | None = None) -> tuple[str, ...]:
         """Values no answer may contain: caller keys and every provider key in the environment."""
-        env = os.environ if env is None else env
-        provider = (
-            value
-            for name, value in env.items()
-            if value
-            and re.search(r"(^|_)(API_KEY|KEY|TOKEN|SECRET|PASSWORD)S?$", name.upper())
-            and name.upper() not in {"FACTCHECK_API_KEYS", "FACTCHECK_FEEDBACK_KEYS"}  # the keys; key ids, no secret
-        )
-        return tuple(dict.fromkeys((*self.api_keys, *self.extra_secrets, *provider)))
+        return tuple(dict.fromkeys((*self.api_keys, *self.extra_secrets, *environment_secrets(env))))
 
     def to_json(self) -> str:
         """These settings as JSON (for worker processes; it holds the caller keys: keep it in memory)."""

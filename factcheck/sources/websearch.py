@@ -39,7 +39,6 @@ and their claims abstain with the API's own message.
 from __future__ import annotations
 
 import asyncio
-import os
 import weakref
 from abc import abstractmethod
 from collections.abc import Callable, Mapping
@@ -56,7 +55,7 @@ from factcheck.net import MESSAGE_CHARS, digest, request_json, service
 from factcheck.options import setting
 from factcheck.pages import DEFAULT_PAGE_BYTES, PageOptions, page_evidence, require_trafilatura
 from factcheck.plugin import Source, hookimpl
-from factcheck.secrets import redact
+from factcheck.secrets import redact, secret
 from factcheck.types import Claim, Evidence
 
 ORGANIC_LIMIT = 5  # the paper keeps the snippets of the first five organic results
@@ -325,7 +324,7 @@ class WebSearchSource(Source):
 
     def api_key(self) -> str:
         """The key from the environment; MissingKeyError naming the variable if it is unset."""
-        key = os.environ.get(self.api_key_env, "").strip()
+        key = secret(self.api_key_env).strip()
         if not key:
             raise MissingKeyError(f"{self.name}: no API key (set {self.api_key_env})", self.api_key_env)
         return key

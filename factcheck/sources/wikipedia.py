@@ -63,7 +63,6 @@ server); by default it is ``https://{language}.wikipedia.org/w/api.php``.
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -79,6 +78,7 @@ from factcheck.net import package_version
 from factcheck.options import setting
 from factcheck.pages import PASSAGE_CHARS, passages_of, select_passages
 from factcheck.plugin import Source, hookimpl
+from factcheck.secrets import secret
 from factcheck.sources.mediawiki import MAX_PAGES, MediaWiki
 from factcheck.types import Claim, Evidence
 from factcheck.usage import record_note
@@ -212,7 +212,7 @@ class WikipediaSource(Source):
         """The User-Agent sent: the ``user_agent`` option, else ``FACTCHECK_WIKIPEDIA_USER_AGENT``, else the default."""
         if self.user_agent is not None:
             return self.user_agent.strip()
-        from_env = os.environ.get(USER_AGENT_ENV, "").strip()
+        from_env = secret(USER_AGENT_ENV).strip()  # the operator's contact, kept out of settings files
         if from_env:
             _check_user_agent(from_env, USER_AGENT_ENV)
             return from_env
