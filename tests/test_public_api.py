@@ -39,6 +39,7 @@ PLUGIN_DOOR = [
     "record_note",
     "record_search",
     "request_json",
+    "secret",
     "setting",
     "split_sentences",
     "stop",

@@ -35,6 +35,7 @@ from factcheck.plugin.retriever import MemoryRetriever
 from factcheck.plugin.scorer import LabelRule, Scorer
 from factcheck.plugin.source import Source
 from factcheck.plugin.verifier import Verifier
+from factcheck.secrets import secret
 from factcheck.text import split_sentences
 from factcheck.usage import record_cache_hit, record_call, record_llm, record_note, record_search
 
@@ -62,6 +63,7 @@ __all__ = [
     "record_note",
     "record_search",
     "request_json",
+    "secret",
     "setting",
     "split_sentences",
     "stop",
