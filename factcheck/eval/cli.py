@@ -17,6 +17,7 @@ from rich.table import Table
 
 from factcheck.build import DELIBERATION_PREFIX, build_checker, fingerprint, policy_options, split_options
 from factcheck.cli.flags import (
+    CheckerFlags,
     HelpOption,
     agents_flag,
     config_flag,
@@ -39,9 +40,7 @@ from factcheck.cli.keys import require_keys
 from factcheck.config import Settings
 from factcheck.errors import ConfigError, InputError
 from factcheck.eval.datasets import Dataset, EvalItem, load_dataset
-from factcheck.eval.metrics import false_consensus_rate
-from factcheck.eval.report import write_plots, write_report
-from factcheck.eval.runner import (
+from factcheck.eval.evaluate import (
     JUDGMENTS,
     attach_gold,
     check_items,
@@ -52,6 +51,8 @@ from factcheck.eval.runner import (
     replay_records,
     score_rows,
 )
+from factcheck.eval.metrics import false_consensus_rate
+from factcheck.eval.report import write_plots, write_report
 from factcheck.jsonl import read_records
 from factcheck.options import parse_option_pairs
 from factcheck.paths import SHARED_DATA_ENV, shared_data_dir
@@ -200,17 +201,12 @@ def eval_command(
     settings = None
     if judgments is None and replay is None:
         # The checker check and batch build; --independence is applied when scoring, not while checking.
-        settings = settings_from_flags(
+        asked = CheckerFlags(
             config=config,
             profile=profile,
-            scorer=None,
-            labels=None,
-            options=(),
             corpus=corpus,
-            sources=(),
             llm_base_url=llm_base_url,
             llm_model=llm_model,
-            cache_path=None,
             no_cache=no_cache,
             independence="off",
             serper_url=serper_url,
@@ -221,6 +217,7 @@ def eval_command(
             agent_names=agent_names,
             trust_file=trust_file if agent_names else None,  # the recommended team's file, not a routing option
         )
+        settings = settings_from_flags(asked)
         settings = with_policy_options(settings, pairs)
     else:
         flags = (("--deliberation", deliberation), ("--memory", memory_path), ("--agents", agent_names))
