@@ -77,7 +77,6 @@ BUILTIN_PLUGINS = (
     "factcheck.eval.datasets.liar",
     "factcheck.eval.datasets.anli",
     "factcheck.cli",
-    "factcheck.eval.cli",
     "factcheck.batch.cli",
     "factcheck.server.cli",
 )

@@ -313,6 +313,8 @@ def test_plugins_lists_builtins_only_with_all() -> None:
         "check",
         "extract",
         "score",
+        "eval",
+        "import-mafc",
         "calibrate",
         "plugins",
         "feedback",
@@ -843,7 +845,7 @@ def test_the_checker_flags_reach_the_command_as_one_frozen_object(tmp_path: Path
     assert seen == [expected]
 
 
-def test_each_runner_says_what_it_runs_and_calibrate_is_a_command_beside_the_others() -> None:
+def test_each_runner_says_what_it_runs_and_eval_and_calibrate_sit_beside_the_other_commands() -> None:
     import ast
     import importlib
 
@@ -853,7 +855,9 @@ def test_each_runner_says_what_it_runs_and_calibrate_is_a_command_beside_the_oth
     assert not (package / "eval" / "runner.py").exists() and not (package / "batch" / "runner.py").exists()
     assert importlib.import_module("factcheck.eval.evaluate").score_rows
     assert importlib.import_module("factcheck.batch.engine").run_batch
-    assert get_commands()["calibrate"].callback.__module__ == "factcheck.cli.calibrate"  # type: ignore[union-attr]
+    commands = get_commands()
+    for name, module in (("calibrate", "calibrate"), ("eval", "eval"), ("import-mafc", "eval")):
+        assert commands[name].callback.__module__ == f"factcheck.cli.{module}"  # type: ignore[union-attr]
     tree = ast.parse((package / "eval" / "calibrate.py").read_text(encoding="utf-8"))
     modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     modules |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}

@@ -1,4 +1,5 @@
-"""``factcheck eval`` and ``factcheck import-mafc``."""
+"""``factcheck eval`` and ``factcheck import-mafc``: the commands; what they run is :mod:`factcheck.eval`'s
+(:mod:`~factcheck.eval.evaluate`: check a dataset once, score it many ways)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import asyncio
 import json
 import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,6 @@ from factcheck.jsonl import read_records
 from factcheck.options import parse_option_pairs
 from factcheck.paths import SHARED_DATA_ENV, shared_data_dir
 from factcheck.pipeline import Checker
-from factcheck.plugin import hookimpl
 from factcheck.registry import get_registry
 from factcheck.resume import guard_settings, read_done
 from factcheck.text import plural
@@ -397,9 +397,3 @@ def check_memory(settings: Settings, dataset: str, mode: str) -> None:
             f"the memory {memory.path} holds the gold labels of {dataset} ({gold}): evaluating against it would "
             "lend each claim its own answer; use a memory without them (factcheck memory list shows who ruled)"
         )
-
-
-@hookimpl
-def register_commands(register: Callable[[Any], None]) -> None:
-    register(eval_command)
-    register(import_mafc)
