@@ -5,14 +5,14 @@ its own process on 127.0.0.1) answers every call after a fixed latency L. Each
 synthetic document is one sentence, hence one claim, judged by the ``llm``
 verifier against a static offline source: exactly one LLM call per document.
 With C documents in flight, no engine can beat C / L documents (and LLM calls)
-per second; the table sets what the batch runner reaches beside that ideal,
+per second; the table sets what the batch engine reaches beside that ideal,
 for C = 1, 4, 16, 64. Everything else is the real path: the spaCy sentence
 extractor, the pipeline, the OpenAI client over HTTP, and the output file
 appended and fsynced once per document.
 
 Memory: 10,000 synthetic documents read from a JSON Lines file and checked
 with a cheap verifier (no model server), resident memory (RSS) sampled every
-1,000 documents. The runner streams its input, so RSS should stay flat.
+1,000 documents. The engine streams its input, so RSS should stay flat.
 
     python bench/batch.py                          # both, L = 0.5 s
     python bench/batch.py --mode throughput --latency 0.25 --concurrency 1,4,16,64
@@ -44,8 +44,8 @@ from typing import Any
 
 from factcheck import get_verifiers
 from factcheck.agent import Agent
+from factcheck.batch.engine import LocalEngine, Tally, run_batch
 from factcheck.batch.inputs import Document, open_input
-from factcheck.batch.runner import LocalEngine, Tally, run_batch
 from factcheck.build import build_checker
 from factcheck.pipeline import Checker
 from factcheck.resume import AppendLog

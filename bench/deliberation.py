@@ -262,7 +262,7 @@ def speed_main(args: argparse.Namespace) -> int:
     from factcheck.build import build_checker
     from factcheck.config import settings_from_mapping
     from factcheck.eval.datasets import load_dataset
-    from factcheck.eval.runner import cost_per_claim, item_claims
+    from factcheck.eval.evaluate import cost_per_claim, item_claims
     from factcheck.options import parse_option_pairs
 
     setups = load_setups(args.config)

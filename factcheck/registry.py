@@ -77,8 +77,6 @@ BUILTIN_PLUGINS = (
     "factcheck.eval.datasets.liar",
     "factcheck.eval.datasets.anli",
     "factcheck.cli",
-    "factcheck.eval.cli",
-    "factcheck.eval.calibrate",
     "factcheck.batch.cli",
     "factcheck.server.cli",
 )

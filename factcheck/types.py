@@ -780,7 +780,7 @@ class JudgedBy:
         )
 
 
-TOO_LONG_RULE = "too_long"  # the rule of a claim over factcheck.pipeline.MAX_CLAIM_CHARS, skipped unjudged
+TOO_LONG_RULE = "too_long"  # the rule of a claim over factcheck.pipeline.extract.MAX_CLAIM_CHARS, skipped unjudged
 
 
 def decided(verified: int, claims: int, skipped: int) -> str:

@@ -19,10 +19,10 @@ import pytest
 from click.testing import CliRunner
 
 from factcheck.agent import Agent
+from factcheck.batch.engine import Budget, LocalEngine, Tally, run_batch
 from factcheck.batch.inputs import CsvInput, Document, FolderInput, JsonlInput, open_input
 from factcheck.batch.output import prepare_output, settings_path
 from factcheck.batch.progress import spending
-from factcheck.batch.runner import Budget, LocalEngine, Tally, run_batch
 from factcheck.build import build_checker
 from factcheck.cli import cli
 from factcheck.errors import ConfigError, InputError

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -48,14 +49,12 @@ def test_the_fingerprint_follows_what_changes_results_and_nothing_else() -> None
 
 
 def test_the_independence_flag_overrides_the_file_either_way(tmp_path: Path) -> None:
-    from factcheck.cli.flags import settings_from_flags
+    from factcheck.cli.flags import CheckerFlags, settings_from_flags
 
     config = tmp_path / "factcheck.toml"
     config.write_text("[pipeline]\nindependence = 0.4\n")
-    flags = dict(
-        config=config, profile=None, scorer=None, labels=None, options=(), corpus=None, sources=(),
-        llm_base_url=None, llm_model=None, cache_path=None, no_cache=True,
-    )  # fmt: skip
-    assert settings_from_flags(**flags, independence=None).independence == 0.4  # unset: the file decides
-    assert settings_from_flags(**flags, independence="off").independence is None
-    assert settings_from_flags(**flags, independence="merge", independence_threshold=0.7).independence == 0.7
+    flags = CheckerFlags(config=config, no_cache=True)
+    assert settings_from_flags(replace(flags, independence=None)).independence == 0.4  # unset: the file decides
+    assert settings_from_flags(replace(flags, independence="off")).independence is None
+    merge = replace(flags, independence="merge", independence_threshold=0.7)
+    assert settings_from_flags(merge).independence == 0.7

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 import pytest
@@ -312,6 +313,9 @@ def test_plugins_lists_builtins_only_with_all() -> None:
         "check",
         "extract",
         "score",
+        "eval",
+        "import-mafc",
+        "calibrate",
         "plugins",
         "feedback",
         "memory",
@@ -779,3 +783,82 @@ def test_the_usage_line_says_one_search_not_one_searches() -> None:
 
     verdict = TextVerdict(text="x", claims=(), usage=Usage(llm_calls=1, search_calls=1, prompt_tokens=1))
     assert str(usage_line(verdict)).startswith("usage: 1 LLM call, 1 token, 1 search, $0.0000, 0 cache hits")
+
+
+# ---- one flag set: check and batch declare their checker's flags once (issue 42 item 5) ------------------
+
+
+def _option(flag: Any) -> click.Option:
+    """The click option a ``click.option(...)`` decorator adds."""
+
+    def command() -> None: ...
+
+    (option,) = flag(command).__click_params__
+    return option  # type: ignore[no-any-return]
+
+
+def _help(option: click.Option) -> str | None:
+    """The help as declared (a HelpOption fills its ``{names}`` when help is shown)."""
+    return getattr(option, "help_template", option.help)
+
+
+def test_check_and_batch_take_the_checker_flags_from_one_declaration() -> None:
+    from factcheck.cli.flags import CHECKER_FLAGS, CheckerFlags
+    from factcheck.registry import get_commands
+
+    declared = [_option(flag) for flag in CHECKER_FLAGS]
+    fields = set(CheckerFlags.__dataclass_fields__)
+    assert {option.name for option in declared} <= fields
+    commands = get_commands()
+    for name in ("check", "batch"):
+        params = {p.name: p for p in commands[name].params}
+        for option in declared:
+            assert option.name is not None
+            theirs = params[option.name]
+            assert isinstance(theirs, click.Option)
+            assert (theirs.opts, _help(theirs), theirs.default, theirs.multiple, theirs.is_flag) == (
+                option.opts,
+                _help(option),
+                option.default,
+                option.multiple,
+                option.is_flag,
+            ), (name, option.name)
+
+
+def test_the_checker_flags_reach_the_command_as_one_frozen_object(tmp_path: Path) -> None:
+    from factcheck.cli.flags import CheckerFlags, checker_flags
+
+    seen: list[CheckerFlags] = []
+
+    @click.command()
+    @click.option("--other")
+    @checker_flags(click.option("--tau"))
+    def probe(other: str | None, flags: CheckerFlags) -> None:
+        seen.append(flags)
+
+    args = ["--scorer", "pamas", "--no-cache", "--source", "web", "--source", "wikipedia", "--tau", "0.7"]
+    result = CliRunner().invoke(probe, [*args, "--trust", str(tmp_path / "t.json"), "--other", "x"])
+    assert result.exit_code == 0, result.output
+    expected = CheckerFlags(
+        scorer="pamas", no_cache=True, sources=("web", "wikipedia"), tau="0.7", trust_file=tmp_path / "t.json"
+    )
+    assert seen == [expected]
+
+
+def test_each_runner_says_what_it_runs_and_eval_and_calibrate_sit_beside_the_other_commands() -> None:
+    import ast
+    import importlib
+
+    from factcheck.registry import get_commands
+
+    package = Path(factcheck.__file__).parent
+    assert not (package / "eval" / "runner.py").exists() and not (package / "batch" / "runner.py").exists()
+    assert importlib.import_module("factcheck.eval.evaluate").score_rows
+    assert importlib.import_module("factcheck.batch.engine").run_batch
+    commands = get_commands()
+    for name, module in (("calibrate", "calibrate"), ("eval", "eval"), ("import-mafc", "eval")):
+        assert commands[name].callback.__module__ == f"factcheck.cli.{module}"  # type: ignore[union-attr]
+    tree = ast.parse((package / "eval" / "calibrate.py").read_text(encoding="utf-8"))
+    modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    modules |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert not {m for m in modules if m and m.split(".")[0] in ("click", "rich")}  # the logic, not the command

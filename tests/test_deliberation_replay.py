@@ -12,7 +12,7 @@ import pytest
 
 from factcheck.deliberation.builtins import Off
 from factcheck.eval.calibrate import GateCase, first_round, gate_cases, has_evidence, replay_gate
-from factcheck.eval.runner import cost_per_claim
+from factcheck.eval.evaluate import cost_per_claim
 from factcheck.trust import Trust
 from factcheck.types import ClaimVerdict
 from tests.paper_gates import ECMR, LASE

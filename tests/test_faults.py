@@ -21,9 +21,9 @@ import pytest
 from click.testing import CliRunner
 
 from factcheck.agent import Agent
+from factcheck.batch.engine import Budget, LocalEngine, run_batch
 from factcheck.batch.inputs import Document, FolderInput
 from factcheck.batch.output import claim_output, lock_path, settings_path
-from factcheck.batch.runner import Budget, LocalEngine, run_batch
 from factcheck.build import build_checker
 from factcheck.cache import Cache
 from factcheck.calls import SYNC_WORKERS, call_plugin

@@ -447,3 +447,32 @@ def test_a_prepare_shared_by_checks_goes_on_when_the_check_that_started_it_is_ca
     verdict = asyncio.run(run())
     (judgment,) = verdict.claims[0].judgments  # type: ignore[attr-defined]
     assert judgment.error is None and judgment.factuality is True
+
+
+# ---- the check readable in one screen (issue 42 item 4) ---------------------------------------------------
+
+
+def test_the_checker_is_a_short_public_face_over_one_module_per_step() -> None:
+    import ast
+    import importlib
+    import inspect
+
+    import factcheck.pipeline
+    import factcheck.pipeline.checker
+
+    assert factcheck.pipeline.Checker is Checker  # importable from both doors
+    tree = ast.parse(inspect.getsource(factcheck.pipeline.checker))
+    assert [n.name for n in tree.body if isinstance(n, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)] == [
+        "Checker"
+    ]
+    (face,) = (n for n in tree.body if isinstance(n, ast.ClassDef))
+    docstrings = [
+        n.body[0] for n in ast.walk(face) if isinstance(n, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+    ]
+    docstrings = [d for d in docstrings if isinstance(d, ast.Expr) and isinstance(d.value, ast.Constant)]
+    code = face.end_lineno - face.lineno + 1 - sum(d.end_lineno - d.lineno + 1 for d in docstrings)  # type: ignore[operator]
+    assert code <= 120, f"Checker has {code} lines of code"
+    for step in ("run", "extract", "prepare", "ask", "deliberate", "verdict"):
+        module = importlib.import_module(f"factcheck.pipeline.{step}")
+        assert module.__doc__, step
+        assert "factcheck.pipeline.checker" not in inspect.getsource(module)  # the steps sit below the Checker

@@ -16,34 +16,18 @@ from typing import Any
 import click
 from rich.console import Console
 
+from factcheck.batch.engine import BatchResult, Budget, LocalEngine, Tally, run_batch
 from factcheck.batch.inputs import open_input
 from factcheck.batch.output import claim_output, lock_path, prepare_output
 from factcheck.batch.progress import BatchProgress, ignored_files, render_summary, summarise
-from factcheck.batch.runner import BatchResult, Budget, LocalEngine, Tally, run_batch
 from factcheck.build import build_checker, fingerprint
 from factcheck.cli.flags import (
+    CheckerFlags,
     HelpOption,
-    agents_flag,
     budget_flags,
-    cache_flag,
-    checker_option_flag,
-    config_flag,
-    corpus_flag,
-    deliberation_flag,
-    endpoint_flags,
+    checker_flags,
     full_precision_flag,
-    independence_flag,
-    labels_flag,
-    llm_base_url_flag,
-    llm_model_flag,
-    memory_flag,
-    no_cache_flag,
-    profile_flag,
-    refresh_flag,
-    scorer_flag,
     settings_from_flags,
-    source_flag,
-    trust_flag,
 )
 from factcheck.cli.interrupted import keeps
 from factcheck.cli.keys import require_keys
@@ -124,24 +108,7 @@ async def _run(
     default_text="one per CPU of the cluster",
     help="Ray workers.",
 )
-@profile_flag
-@scorer_flag
-@labels_flag
-@deliberation_flag
-@memory_flag
-@agents_flag
-@trust_flag
-@checker_option_flag
-@corpus_flag
-@source_flag
-@config_flag
-@llm_base_url_flag
-@llm_model_flag
-@endpoint_flags
-@cache_flag
-@no_cache_flag
-@refresh_flag
-@independence_flag
+@checker_flags()
 def batch(
     input_path: Path,
     out: Path,
@@ -158,7 +125,7 @@ def batch(
     engine: str,
     ray_address: str | None,
     ray_workers: int | None,
-    **checker_options: Any,
+    flags: CheckerFlags,
 ) -> None:
     """Check every document of INPUT (a .jsonl or .csv file, or a folder of .txt / .md / .html
     files) into OUT, one checked-text JSON line per document.
@@ -178,7 +145,7 @@ def batch(
     source = open_input(input_path, text_column=text_column, id_column=id_column)
     ids = source.scan()
     ignored = source.ignored()
-    settings = settings_from_flags(**checker_options)
+    settings = settings_from_flags(flags)
     checker = build_checker(settings)
     require_keys(checker)
     err = Console(stderr=True)

@@ -17,8 +17,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from factcheck.batch.engine import Tally, lookups
 from factcheck.batch.output import is_failure
-from factcheck.batch.runner import Tally, lookups
 from factcheck.jsonl import read_records
 from factcheck.text import plural
 from factcheck.types import Label, Usage

@@ -3,7 +3,7 @@
 Each worker is a Ray actor holding its own :class:`~factcheck.pipeline.Checker`
 (built from the driver's settings), its own cache and its own event loop, so
 per-service limits hold per worker; it runs several documents at once (async
-actor methods), each through :func:`~factcheck.batch.runner.check_document`.
+actor methods), each through :func:`~factcheck.batch.engine.check_document`.
 The driver streams documents to the workers and writes every line itself,
 with the same resumable output, budgets and progress as the local engine.
 
@@ -50,7 +50,7 @@ class CheckerWorker:
 
     async def check(self, doc: Document) -> dict[str, Any]:
         """The output line for ``doc``."""
-        from factcheck.batch.runner import check_document
+        from factcheck.batch.engine import check_document
 
         return await check_document(self.checker, doc)
 

@@ -1,8 +1,8 @@
 """The ``factcheck`` command line: the group, its entry point, and the built-in commands' registration.
 
 Built-in commands register through the ``register_commands`` hook like any
-plugin's; this package's own (``check``, ``extract``, ``score``, ``plugins``) live
-in modules of their own, and the flags that every checking command shares in
+plugin's; this package's own (``check``, ``extract``, ``score``, ``eval``, ``calibrate``, ``plugins``,
+``memory``) live in modules of their own, and the flags that every checking command shares in
 :mod:`factcheck.cli.flags`. Errors raised on purpose (:class:`FactcheckError`)
 print as one line and exit 1; ``FACTCHECK_RAISE_ERRORS=1`` shows the traceback
 instead. Click's usage errors exit 2, as does a profile none of whose agents has its API key
@@ -78,13 +78,15 @@ def cli() -> None:
 @hookimpl
 def register_commands(register: Callable[[Any], None]) -> None:
     # Imported here, not above: the command modules import factcheck.cli.flags, hence this package half built.
+    from factcheck.cli.calibrate import calibrate
     from factcheck.cli.check import check
+    from factcheck.cli.eval import eval_command, import_mafc
     from factcheck.cli.extract import extract
     from factcheck.cli.memory import feedback, memory
     from factcheck.cli.plugins import plugins
     from factcheck.cli.score import score
 
-    for command in (check, extract, score, plugins, feedback, memory):
+    for command in (check, extract, score, eval_command, import_mafc, calibrate, plugins, feedback, memory):
         register(command)
 
 

@@ -12,31 +12,15 @@ import click
 from rich.console import Console
 
 from factcheck.cli.flags import (
+    CheckerFlags,
     HelpOption,
-    agents_flag,
     as_of_flag,
     budget_flags,
-    cache_flag,
-    checker_option_flag,
-    config_flag,
-    corpus_flag,
-    deliberation_flag,
-    endpoint_flags,
+    checker_flags,
     full_precision_flag,
-    independence_flag,
-    labels_flag,
-    llm_base_url_flag,
-    llm_model_flag,
-    memory_flag,
-    no_cache_flag,
-    profile_flag,
     read_text,
-    refresh_flag,
-    scorer_flag,
     settings_from_flags,
-    source_flag,
     text_input,
-    trust_flag,
 )
 from factcheck.cli.interrupted import keeps
 from factcheck.cli.keys import require_keys
@@ -114,52 +98,38 @@ def fail_on_flag(what: str, after: str) -> Callable[[Callable[..., Any]], Callab
     )
 
 
-@click.command(short_help="Check a text and show the verdict with its evidence.", epilog=EXIT_STATUSES)
-@text_input(
-    "text: a readable report; json: the factcheck/1 JSON format, indented; jsonl: the same on one line.",
-    ("text", "json", "jsonl"),
-)
-@fail_on_flag("the text", "The verdict is printed first, the reason on standard error.")
-@profile_flag
-@scorer_flag
-@labels_flag
-@deliberation_flag
-@memory_flag
-@agents_flag
-@checker_option_flag
-@corpus_flag
-@source_flag
-@config_flag
-@llm_base_url_flag
-@llm_model_flag
-@endpoint_flags
-@cache_flag
-@no_cache_flag
-@refresh_flag
-@click.option(
-    "--routing",
-    cls=HelpOption,
-    type=click.Choice(ROUTINGS),
-    default_text="settings, else all",
-    help="Which agents answer each claim: all, trust (PAMAS: the most trusted first) or gated (cheapest first).",
-)
-@click.option(
-    "--tau",
-    cls=HelpOption,
-    default_text="settings, else 0.8",
-    help="Confidence a gated check needs to stop asking more agents.",
-)
-@as_of_flag
-@full_precision_flag
-@trust_flag
-@independence_flag
-@click.option(
+# The flags of check alone that build its checker: how the agents are asked.
+independence_threshold_flag = click.option(
     "--independence-threshold",
     type=click.FloatRange(0, 1, min_open=True),
     default=0.5,
     show_default=True,
     help="With --independence merge: how similar two agents' evidence must be to count once.",
 )
+routing_flag = click.option(
+    "--routing",
+    cls=HelpOption,
+    type=click.Choice(ROUTINGS),
+    default_text="settings, else all",
+    help="Which agents answer each claim: all, trust (PAMAS: the most trusted first) or gated (cheapest first).",
+)
+tau_flag = click.option(
+    "--tau",
+    cls=HelpOption,
+    default_text="settings, else 0.8",
+    help="Confidence a gated check needs to stop asking more agents.",
+)
+
+
+@click.command(short_help="Check a text and show the verdict with its evidence.", epilog=EXIT_STATUSES)
+@text_input(
+    "text: a readable report; json: the factcheck/1 JSON format, indented; jsonl: the same on one line.",
+    ("text", "json", "jsonl"),
+)
+@fail_on_flag("the text", "The verdict is printed first, the reason on standard error.")
+@checker_flags(independence_threshold_flag, routing_flag, tau_flag)
+@as_of_flag
+@full_precision_flag
 @budget_flags
 def check(
     text: str | None,
@@ -171,7 +141,7 @@ def check(
     max_cost: float | None,
     max_llm_calls: int | None,
     max_searches: int | None,
-    **checker_options: Any,
+    flags: CheckerFlags,
 ) -> None:
     """Check TEXT (or --file F, or - for standard input) and report the verdict.
 
@@ -180,7 +150,7 @@ def check(
     content = read_text(text, file)
     from factcheck.build import build_checker
 
-    checker = build_checker(settings_from_flags(**checker_options))  # the flags every checking command shares
+    checker = build_checker(settings_from_flags(flags))
     require_keys(checker)
     stored = f"; the cache {checker.cache.path} keeps the judgments made so far" if checker.cache is not None else ""
     keeps(f"nothing was printed{stored}")

@@ -6,8 +6,10 @@ Nothing heavy is imported here: commands import the pipeline when they run.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +20,8 @@ from factcheck.options import parse_option_pairs
 
 if TYPE_CHECKING:
     from factcheck.config import Settings
+
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]  # what click.option(...) returns
 
 
 def registered(kind: str) -> Callable[[], list[str]]:
@@ -371,32 +375,82 @@ def read_text(text: str | None, file: Path | None) -> str:
     return text
 
 
-def settings_from_flags(
-    *,
-    config: Path | None,
-    profile: str | None,
-    scorer: str | None,
-    labels: str | None,
-    options: tuple[str, ...],
-    corpus: Path | None,
-    sources: tuple[str, ...],
-    llm_base_url: str | None,
-    llm_model: str | None,
-    cache_path: Path | None,
-    no_cache: bool,
-    independence: str | None,
-    independence_threshold: float = 0.5,
-    refresh: bool = False,
-    serper_url: str | None = None,
-    serpapi_url: str | None = None,
-    wikipedia_url: str | None = None,
-    routing: str | None = None,
-    tau: str | None = None,
-    trust_file: Path | None = None,
-    deliberation: str | None = None,
-    memory_path: Path | None = None,
-    agent_names: str | None = None,
-) -> Settings:
+@dataclass(frozen=True)
+class CheckerFlags:
+    """What the flags that build a checker asked for (``check``, ``batch``, ``eval``): each field is one flag's
+    value, ``None`` (or empty) when it was not given. :func:`checker_flags` builds it from the command line;
+    :func:`settings_from_flags` reads it."""
+
+    config: Path | None = None  # --config
+    profile: str | None = None  # --profile
+    scorer: str | None = None  # --scorer
+    labels: str | None = None  # --labels
+    options: tuple[str, ...] = ()  # -o/--option KEY=VALUE
+    corpus: Path | None = None  # --corpus
+    sources: tuple[str, ...] = ()  # --source
+    llm_base_url: str | None = None  # --llm-base-url
+    llm_model: str | None = None  # --llm-model
+    cache_path: Path | None = None  # --cache
+    no_cache: bool = False  # --no-cache
+    refresh: bool = False  # --refresh
+    independence: str | None = None  # --independence: off, merge, or None for the settings'
+    independence_threshold: float = 0.5  # --independence-threshold
+    serper_url: str | None = None  # --serper-url
+    serpapi_url: str | None = None  # --serpapi-url
+    wikipedia_url: str | None = None  # --wikipedia-url
+    routing: str | None = None  # --routing
+    tau: str | None = None  # --tau
+    trust_file: Path | None = None  # --trust
+    deliberation: str | None = None  # --deliberation
+    memory_path: Path | None = None  # --memory
+    agent_names: str | None = None  # --agents
+
+
+# The flags that build a checker, the same in check and batch, in the order --help lists them.
+CHECKER_FLAGS: tuple[Decorator, ...] = (
+    profile_flag,
+    scorer_flag,
+    labels_flag,
+    deliberation_flag,
+    memory_flag,
+    agents_flag,
+    trust_flag,
+    checker_option_flag,
+    corpus_flag,
+    source_flag,
+    config_flag,
+    llm_base_url_flag,
+    llm_model_flag,
+    serper_url_flag,
+    serpapi_url_flag,
+    wikipedia_url_flag,
+    cache_flag,
+    no_cache_flag,
+    refresh_flag,
+    independence_flag,
+)
+_FLAG_FIELDS = frozenset(f.name for f in fields(CheckerFlags))
+
+
+def checker_flags(*extra: Decorator) -> Decorator:
+    """:data:`CHECKER_FLAGS`, then ``extra`` (a command's own flags of :class:`CheckerFlags`, e.g. ``--routing``),
+    handed to the command as one keyword argument, ``flags``: a :class:`CheckerFlags`."""
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(command)
+        def with_flags(*args: Any, **kwargs: Any) -> Any:
+            given = {name: kwargs.pop(name) for name in _FLAG_FIELDS & kwargs.keys()}
+            return command(*args, flags=CheckerFlags(**given), **kwargs)
+
+        decorated: Callable[..., Any] = with_flags
+        for flag in reversed((*CHECKER_FLAGS, *extra)):  # the last applied is listed first
+            decorated = flag(decorated)
+        return decorated
+
+    return decorate
+
+
+def settings_from_flags(flags: CheckerFlags) -> Settings:
     """The settings the shared command-line flags ask for (``check``, ``batch``, ``eval``): the config
     file and environment, then the flags. :func:`factcheck.build_checker` makes the checker.
 
@@ -406,38 +460,39 @@ def settings_from_flags(
     from factcheck.config import load_settings
 
     source_options: dict[str, dict[str, str]] = {}
-    if serper_url:
-        source_options["serper"] = {"base_url": serper_url}
-    if serpapi_url:
-        source_options["serpapi"] = {"base_url": serpapi_url}
-    if wikipedia_url:
-        source_options["wikipedia"] = {"api_url": wikipedia_url}
-    cache: dict[str, Any] = {"path": str(cache_path)} if cache_path else {}
-    if no_cache:
+    if flags.serper_url:
+        source_options["serper"] = {"base_url": flags.serper_url}
+    if flags.serpapi_url:
+        source_options["serpapi"] = {"base_url": flags.serpapi_url}
+    if flags.wikipedia_url:
+        source_options["wikipedia"] = {"api_url": flags.wikipedia_url}
+    cache: dict[str, Any] = {"path": str(flags.cache_path)} if flags.cache_path else {}
+    if flags.no_cache:
         cache["enabled"] = False
-    if refresh:
+    if flags.refresh:
         cache["refresh"] = True
+    trust = flags.trust_file and str(flags.trust_file)
     # tau stays a string here so a bad value is reported by the routing policy as a ConfigError.
-    routing_options = {k: v for k, v in (("tau", tau), ("trust", trust_file and str(trust_file))) if v}
+    routing_options = {k: v for k, v in (("tau", flags.tau), ("trust", trust)) if v}
     settings = load_settings(
-        config,
-        profile=profile,
-        scorer=scorer,
-        labels=labels,
-        deliberation=deliberation,
-        corpus=corpus,
-        sources=sources,
+        flags.config,
+        profile=flags.profile,
+        scorer=flags.scorer,
+        labels=flags.labels,
+        deliberation=flags.deliberation,
+        corpus=flags.corpus,
+        sources=flags.sources,
         source_options=source_options,
-        llm=llm_overrides(llm_base_url, llm_model),
+        llm=llm_overrides(flags.llm_base_url, flags.llm_model),
         cache=cache,
-        routing=routing,
+        routing=flags.routing,
         routing_options=routing_options,
         # Unset: the settings decide; off turns a [pipeline] independence of the file off.
-        independence={"merge": independence_threshold, "off": "off", None: None}[independence],
-        memory={"path": str(memory_path)} if memory_path else None,
-        only_agents=chosen_agents(agent_names, trust_file),
+        independence={"merge": flags.independence_threshold, "off": "off", None: None}[flags.independence],
+        memory={"path": str(flags.memory_path)} if flags.memory_path else None,
+        only_agents=chosen_agents(flags.agent_names, flags.trust_file),
     )
-    return route_options(settings, parse_option_pairs(options))
+    return route_options(settings, parse_option_pairs(flags.options))
 
 
 def chosen_agents(names: str | None, trust_file: Path | None) -> tuple[str, ...] | None:

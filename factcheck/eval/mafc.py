@@ -26,7 +26,7 @@ from typing import Any
 
 from factcheck.errors import InputError
 from factcheck.eval.datasets import DATA_HINT, load_dataset
-from factcheck.eval.runner import item_claims, record, replay_records
+from factcheck.eval.evaluate import item_claims, record, replay_records
 from factcheck.jsonl import read_records
 from factcheck.text import plural
 from factcheck.types import ClaimVerdict, Judgment, TextVerdict

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from factcheck.eval.runner import ClaimScores, Row
+from factcheck.eval.evaluate import ClaimScores, Row
 
 # Accuracy (and F1) the MAFC paper reports, keyed by the scorer spec that reproduces its setting
 # (the authors' reference bounds, their unmapped average) with the paper's threshold labels.

@@ -1,4 +1,5 @@
-"""``factcheck eval`` and ``factcheck import-mafc``."""
+"""``factcheck eval`` and ``factcheck import-mafc``: the commands; what they run is :mod:`factcheck.eval`'s
+(:mod:`~factcheck.eval.evaluate`: check a dataset once, score it many ways)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import asyncio
 import json
 import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from rich.table import Table
 
 from factcheck.build import DELIBERATION_PREFIX, build_checker, fingerprint, policy_options, split_options
 from factcheck.cli.flags import (
+    CheckerFlags,
     HelpOption,
     agents_flag,
     config_flag,
@@ -39,9 +41,7 @@ from factcheck.cli.keys import require_keys
 from factcheck.config import Settings
 from factcheck.errors import ConfigError, InputError
 from factcheck.eval.datasets import Dataset, EvalItem, load_dataset
-from factcheck.eval.metrics import false_consensus_rate
-from factcheck.eval.report import write_plots, write_report
-from factcheck.eval.runner import (
+from factcheck.eval.evaluate import (
     JUDGMENTS,
     attach_gold,
     check_items,
@@ -52,11 +52,12 @@ from factcheck.eval.runner import (
     replay_records,
     score_rows,
 )
+from factcheck.eval.metrics import false_consensus_rate
+from factcheck.eval.report import write_plots, write_report
 from factcheck.jsonl import read_records
 from factcheck.options import parse_option_pairs
 from factcheck.paths import SHARED_DATA_ENV, shared_data_dir
 from factcheck.pipeline import Checker
-from factcheck.plugin import hookimpl
 from factcheck.registry import get_registry
 from factcheck.resume import guard_settings, read_done
 from factcheck.text import plural
@@ -200,17 +201,12 @@ def eval_command(
     settings = None
     if judgments is None and replay is None:
         # The checker check and batch build; --independence is applied when scoring, not while checking.
-        settings = settings_from_flags(
+        asked = CheckerFlags(
             config=config,
             profile=profile,
-            scorer=None,
-            labels=None,
-            options=(),
             corpus=corpus,
-            sources=(),
             llm_base_url=llm_base_url,
             llm_model=llm_model,
-            cache_path=None,
             no_cache=no_cache,
             independence="off",
             serper_url=serper_url,
@@ -221,6 +217,7 @@ def eval_command(
             agent_names=agent_names,
             trust_file=trust_file if agent_names else None,  # the recommended team's file, not a routing option
         )
+        settings = settings_from_flags(asked)
         settings = with_policy_options(settings, pairs)
     else:
         flags = (("--deliberation", deliberation), ("--memory", memory_path), ("--agents", agent_names))
@@ -400,9 +397,3 @@ def check_memory(settings: Settings, dataset: str, mode: str) -> None:
             f"the memory {memory.path} holds the gold labels of {dataset} ({gold}): evaluating against it would "
             "lend each claim its own answer; use a memory without them (factcheck memory list shows who ruled)"
         )
-
-
-@hookimpl
-def register_commands(register: Callable[[Any], None]) -> None:
-    register(eval_command)
-    register(import_mafc)

@@ -9,7 +9,7 @@ import pytest
 from factcheck import Agent, Checker, ConfigError, Evidence, InputError, Label
 from factcheck.build import build_checker
 from factcheck.eval.datasets import Dataset, EvalItem, GoldClaim
-from factcheck.eval.runner import (
+from factcheck.eval.evaluate import (
     ScorerSpec,
     attach_gold,
     check_items,
