@@ -3,6 +3,7 @@ the house to, and the numbers and picture of docs/architecture.md.
 
     python scripts/import_graph.py                  # the numbers, the circles, the modules floor by floor
     python scripts/import_graph.py --mermaid        # the parts of the house and their imports (Mermaid)
+    python scripts/import_graph.py --rooms          # each sub-package taken as one room, as a reader meets the tree
     python scripts/import_graph.py --root ../old    # another checkout (a worktree of an older commit)
 
 Two readings of a module's imports:
@@ -29,10 +30,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# The parts of the house, bottom to top, by the modules they hold (a prefix of a module's name; first match wins).
+# The parts of the house, bottom to top, by the modules they hold (a prefix of a module's name; first match wins);
+# the modules no part names are the helpers the parts share (SHARED), between the runtime and the door.
 PARTS = (
     ("domain", ("factcheck.types", "factcheck.errors", "factcheck.options", "factcheck.text", "factcheck.dates")),
-    ("door", ("factcheck.plugin",)),
     (
         "runtime",
         (
@@ -45,8 +46,11 @@ PARTS = (
             "factcheck.calls",
             "factcheck.llm",
             "factcheck.secrets",
+            "factcheck.switches",
+            "factcheck.paths",
         ),
     ),
+    ("door", ("factcheck.plugin",)),
     (
         "components",
         (
@@ -57,10 +61,11 @@ PARTS = (
             "factcheck.deliberation",
             "factcheck.memory",
             "factcheck.agent",
+            "factcheck.pages",
         ),
     ),
     ("registry", ("factcheck.registry", "factcheck.plugins")),
-    ("check", ("factcheck.pipeline", "factcheck.check", "factcheck.build", "factcheck.config")),
+    ("check", ("factcheck.pipeline", "factcheck.build", "factcheck.config", "factcheck.judged_by")),
     (
         "front doors",
         (
@@ -74,7 +79,7 @@ PARTS = (
         ),
     ),
 )
-SHARED = "shared"  # the rest: helpers the parts share (html, language, claimtime, paths, ...)
+SHARED = "shared"  # the rest: helpers the parts share (html, language, claimtime, embed, ...)
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
@@ -159,6 +164,17 @@ def graph(root: Path = ROOT) -> dict[str, set[str]]:
     return {module: arrows(module, known) for module in known}
 
 
+def rooms(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The graph of rooms: each top-level module, and each top-level sub-package taken whole (its modules'
+    arrows to other rooms); ``factcheck`` itself, the package's face that hands names on, is left out."""
+    room = {module: ".".join(module.split(".")[:2]) for module in graph}
+    drawn: dict[str, set[str]] = defaultdict(set)
+    for module, targets in graph.items():
+        if room[module] != "factcheck":
+            drawn[room[module]].update(room[t] for t in targets if room[t] not in (room[module], "factcheck"))
+    return dict(drawn)
+
+
 def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     """The strongly connected components of ``graph`` with more than one node, each sorted."""
     reach: dict[str, set[str]] = {}
@@ -209,6 +225,26 @@ def shape(graph: dict[str, set[str]]) -> Shape:
     return Shape(len(graph), sum(map(len, graph.values())), floors, back_up, found)
 
 
+def floors_of_parts() -> list[str]:
+    """The parts, bottom to top, the shared helpers between the runtime and the door."""
+    names = [part for part, _ in PARTS]
+    names.insert(names.index("runtime") + 1, SHARED)
+    return names
+
+
+def running_up(graph: dict[str, set[str]]) -> list[str]:
+    """Each arrow from a part to a part above it ("module -> module"); ``factcheck`` itself, the package's
+    face that hands the public names on, is left out."""
+    order = floors_of_parts()
+    return sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        if module != "factcheck"
+        for target in targets
+        if order.index(part_of(module)) < order.index(part_of(target))
+    )
+
+
 def part_of(module: str) -> str:
     for part, prefixes in PARTS:
         if any(module == p or module.startswith(p + ".") for p in prefixes):
@@ -226,7 +262,7 @@ def mermaid(graph: dict[str, set[str]]) -> str:
             a, b = part_of(module), part_of(target)
             if a != b and "factcheck" not in (module, target):
                 edges[(a, b)] += 1
-    names = [part for part, _ in PARTS] + [SHARED]
+    names = floors_of_parts()
     ident = {name: name.replace(" ", "_") for name in names}
     lines = ["flowchart BT"]
     lines += [f'  {ident[n]}["{n}"]' for n in names if any(n in pair for pair in edges)]
@@ -238,14 +274,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to read (default: this one)")
     parser.add_argument("--mermaid", action="store_true", help="print the parts' graph as a Mermaid flowchart")
+    parser.add_argument("--rooms", action="store_true", help="take each top-level sub-package as one room")
     args = parser.parse_args()
     drawn = graph(args.root.resolve())
+    drawn = rooms(drawn) if args.rooms else drawn
     if args.mermaid:
         print(mermaid(drawn))
         return
     measured = shape(drawn)
     print(
-        f"{measured.nodes} modules, {measured.arrows} arrows, {measured.height} floors, "
+        f"{measured.nodes} {'rooms' if args.rooms else 'modules'}, {measured.arrows} arrows, {measured.height} floors, "
         f"{measured.back_up} arrows inside circles, {len(measured.circles)} circles"
     )
     for ring in measured.circles:

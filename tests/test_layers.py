@@ -209,3 +209,18 @@ def test_the_shape_of_a_graph_stacks_floors_and_counts_the_arrows_inside_a_circl
     picture = GRAPH.mermaid({"factcheck.cli.check": {"factcheck.types"}, "factcheck.types": {"factcheck.pipeline"}})
     assert picture.splitlines()[0] == "flowchart BT" and "front_doors -->|1| domain" in picture
     assert "domain -->|1| check" in picture  # drawn pointing down: an import running back up
+
+
+def test_no_arrow_runs_from_a_lower_part_of_the_house_to_a_higher_one() -> None:
+    """The parts, bottom to top: the domain types, the runtime's services, the helpers they share, the door
+    for plugin authors, the components, the registry, the check, the front doors (scripts/import_graph.py)."""
+    assert GRAPH.running_up(GRAPH.graph(ROOT)) == []
+    assert GRAPH.running_up({"factcheck.types": {"factcheck.pipeline"}}) == ["factcheck.types -> factcheck.pipeline"]
+
+
+def test_the_rooms_take_a_sub_package_whole() -> None:
+    graph = {"factcheck.sources.a": {"factcheck.types", "factcheck.sources.b"}, "factcheck.sources.b": set()}
+    assert GRAPH.rooms({**graph, "factcheck.types": set()}) == {
+        "factcheck.sources": {"factcheck.types"},
+        "factcheck.types": set(),
+    }
