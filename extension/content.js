@@ -485,8 +485,14 @@
   // Reasons are said to the reader in the popup ("Left out of the check: … a heading").
   const PULL_QUOTE = "a pull quote: repeats the article's text";
   const COMMENTS = "a comment counter";
+  // Readers' comments below an article: a comments section, a comment's microdata, an <article> inside an
+  // article (HTML's way to mark a comment on it). Not left out of a selection made inside them.
+  const COMMENT_SECTION = "#comments, .comments, [itemtype*=Comment], article article";
+  const READER_COMMENTS = "reader comments";
+  const HEADER = "a header: title, byline or date";
+  const HEADINGS = "h1, h2, h3, h4, h5, h6, [role=heading]";
   const STRUCTURE = [
-    ["h1, h2, h3, h4, h5, h6, [role=heading]", "a heading"],
+    [HEADINGS, "a heading"],
     ["figcaption", "a figure caption"],
     [".pullquote, .pull-quote, [role=doc-pullquote]", PULL_QUOTE],
     [
@@ -497,8 +503,10 @@
     ["[role=doc-endnotes], [role=doc-bibliography], ol.references, .reflist", "the references"],
     ["address, .byline", "a byline"],
     [".dateline", "a dateline"],
+    [COMMENT_SECTION, READER_COMMENTS],
+    [".related, .related-stories, .more-stories", "teasers of other stories"],
     ["nav, [role=navigation]", "the page's navigation"],
-    ["header, [role=banner]", "a header: title, byline or date"],
+    ["header, [role=banner]", HEADER],
     ["footer, [role=contentinfo]", "a footer"],
     ["aside, [role=complementary]", "an aside: beside the article's text"],
     [".comment-count, .comments-count", COMMENTS],
@@ -753,21 +761,52 @@
     const top = root.nodeType === Node.TEXT_NODE ? root.parentNode : root;
     const lines = structure ? structuralLines(top) : new Map();
     let selectionWords = null; // the selection's words, read once a possible pull quote is met
+    // A selection made inside readers' comments is theirs to check: they are left out only around an article.
+    const inComments = top.nodeType === Node.ELEMENT_NODE && Boolean(top.closest(COMMENT_SECTION));
+    const standfirsts = new Map(); // an article's <header> -> its standfirst paragraphs (none: left out whole)
+    const standfirstsOf = (header) => {
+      if (!standfirsts.has(header)) {
+        const sentence = (p) => {
+          const said = squeezed(p.textContent);
+          return (said.match(/[\p{L}\p{N}]+/gu) ?? []).length >= 4 && /[.!?]["'\u201d\u2019)]?$/.test(said);
+        };
+        const inArticle = Boolean(header.parentElement?.closest("article, main, [role=main]"));
+        const kept = [...header.querySelectorAll("p")].filter(
+          (p) => inArticle && sentence(p) && !lines.has(p) && !p.closest(`${HEADINGS}, address, .byline, .dateline`),
+        );
+        standfirsts.set(header, kept);
+      }
+      return standfirsts.get(header);
+    };
     /**
      * Why the page's structure says an element inside the selection is no claim of the article, or null:
-     * a heading, a caption, an aside, an ad, a byline... (STRUCTURE, structuralLines), or a pull quote, an
-     * aside or block quote that repeats words the selection holds elsewhere (the repeat is left out).
+     * a heading, a caption, an aside, an ad, a byline, readers' comments... (STRUCTURE, structuralLines), or
+     * a pull quote, an aside or block quote that repeats words the selection holds elsewhere (the repeat is
+     * left out). Of an article's <header> only its title, byline and date are left out: a standfirst (a
+     * paragraph of a sentence below the title) often says the article's main claim, and is checked.
      */
     const structural = (element) => {
       if (!structure || element === top) return null;
       if (lines.has(element)) return lines.get(element);
+      const header = element.localName === "header" ? element : element.parentElement?.closest("header");
+      if (header && header !== top && top.contains(header) && standfirstsOf(header).length) {
+        const kept = standfirstsOf(header);
+        if (kept.some((p) => p.contains(element))) return null; // a standfirst, or inside one
+        if (kept.some((p) => element.contains(p))) {
+          // Holds a standfirst: walked into, unless the structure leaves it out as a whole for another reason.
+          const why = element === header ? null : STRUCTURE.find(([selector]) => element.matches(selector))?.[1];
+          return why && why !== HEADER ? why : null;
+        }
+        return STRUCTURE.find(([selector]) => element.matches(selector))?.[1] ?? HEADER;
+      }
       if (element.matches(QUOTES)) {
         const own = wordsOf(element.textContent);
         selectionWords ??= wordsOf(range.toString());
         const first = own.split(" ").length >= 4 ? selectionWords.indexOf(own) : -1;
         if (first >= 0 && selectionWords.indexOf(own, first + 1) >= 0) return PULL_QUOTE;
       }
-      return STRUCTURE.find(([selector]) => element.matches(selector))?.[1] ?? null;
+      const why = STRUCTURE.find(([selector]) => element.matches(selector))?.[1] ?? null;
+      return why === READER_COMMENTS && inComments ? null : why;
     };
 
     const walk = (node) => {
