@@ -580,6 +580,8 @@ async function runCheck(
   // keeps which (the key as a digest) so that a correction goes to the server that gave the verdict.
   const settingsRead = loadSettings();
   const controller = new AbortController();
+  // This run of the check: its marks on the page carry it, so a run cancelled later takes off its own alone.
+  const run = crypto.randomUUID();
   const request = { checkId, controller, text: previous ? previous.text : text, frameId, onPage };
   cancelChecks(key, "a newer check started in this tab", (older) => supersedes(request, older));
   if (!running.has(key)) running.set(key, new Set());
@@ -635,7 +637,7 @@ async function runCheck(
   const highlight = (claims) => {
     if (!onPage) return;
     ext.tabs
-      .sendMessage(tabId, { type: "factcheck-highlight", checkId, claims }, { frameId })
+      .sendMessage(tabId, { type: "factcheck-highlight", checkId, run, claims }, { frameId })
       .then((answer) => {
         const changed = (Array.isArray(answer?.changed) ? answer.changed : []).filter((id) => !state.unmarked.includes(id));
         if (!changed.length) return;
@@ -800,7 +802,7 @@ async function runCheck(
     running.get(key)?.delete(request);
   }
   const unmarkPending = () => {
-    if (onPage) ext.tabs.sendMessage(tabId, { type: "factcheck-unmark-pending", checkId }, { frameId }).catch(() => {});
+    if (onPage) ext.tabs.sendMessage(tabId, { type: "factcheck-unmark-pending", checkId, run }, { frameId }).catch(() => {});
   };
   if (controller.signal.aborted) {
     // Cancelled (the tab closed, its page left, a newer check began): the tab's state is another's now.

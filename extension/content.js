@@ -982,25 +982,39 @@
   }
 
   /**
-   * Highlight one claim of a check on its own captured text, or restyle its highlight if it has one: how
-   * many marks it has, and whether the page changed there (its text is no longer what was checked: then it
-   * has none, and a highlight it had is taken off). The claim's span counts code points of the text sent.
+   * Highlight one claim of a check on its own captured text, or restyle its highlight if it has one on the
+   * same span: how many marks it has, and whether the page changed there (its text is no longer what was
+   * checked: then it has none, and a highlight it had is taken off). The claim's span counts code points of
+   * the text sent. A check run again keeps its id (a retry, a check in parts), and its claims' ids may name
+   * other text then: each mark keeps its claim's span (data-span) and the run that marked it (data-run, the
+   * background's id of one runCheck), so a claim whose span differs is marked anew where it lies, and an
+   * earlier run's mark of the same check in its way is taken off; the marks of one run never nest.
    */
-  function highlight(checkId, claim) {
+  function highlight(checkId, claim, run = "") {
     const key = claimKey(checkId, claim.id);
     const captured = captures.get(checkId);
     if (!captured || !Array.isArray(claim.span)) return { made: 0, changed: false };
     captured.units ??= unitOffsets(captured.text);
     const [start, end] = claim.span.map((offset) => captured.units[offset]);
     if (start === undefined || end === undefined || start >= end) return { made: 0, changed: false };
-    const existing = marksOf(key);
+    let existing = marksOf(key);
     if (!unchanged(captured, start, end)) {
       for (const mark of existing) mark.replaceWith(...mark.childNodes);
       marks.delete(key);
       return { made: 0, changed: true };
     }
+    const span = claim.span.join(",");
+    if (existing.length && existing[0].dataset.span !== span) {
+      // The id names other text in this run (ids shifted): the old marks go, the claim is marked where it lies.
+      for (const mark of existing) if (mark.isConnected) mark.replaceWith(...mark.childNodes);
+      marks.delete(key);
+      existing = [];
+    }
     if (existing.length) {
-      existing.forEach((mark, index) => style(mark, claim, index === 0));
+      existing.forEach((mark, index) => {
+        style(mark, claim, index === 0);
+        mark.dataset.run = run;
+      });
       return { made: existing.length, changed: false };
     }
     const made = [];
@@ -1013,11 +1027,15 @@
       for (const node of segments(piece.node, from, to)) {
         if (owner.get(node) !== checkId || !node.parentNode) continue; // a newer check took this text
         const old = node.parentElement?.closest(MARK_SELECTOR);
-        if (old && old.dataset.check === checkId) continue; // overlapping claims of one check: never nest
-        if (old) unmark(old); // re-checked text: the newer check's highlight replaces the older one
+        // Overlapping claims of one run: never nest. Re-checked text (another check's, or an earlier run's of
+        // this check): the newer highlight replaces the older one.
+        if (old && old.dataset.check === checkId && (old.dataset.run ?? "") === run) continue;
+        if (old) unmark(old);
         const mark = document.createElement("mark");
         mark.dataset.check = checkId;
         mark.dataset.claimId = String(claim.id);
+        mark.dataset.span = span;
+        mark.dataset.run = run;
         style(mark, claim, made.length === 0);
         node.parentNode.insertBefore(mark, node);
         mark.appendChild(node);
@@ -1117,14 +1135,18 @@
       let marked = 0;
       const changed = [];
       for (const claim of message.claims) {
-        const { made, changed: moved } = highlight(message.checkId, claim);
+        const { made, changed: moved } = highlight(message.checkId, claim, String(message.run ?? ""));
         marked += made;
         if (moved) changed.push(claim.id);
       }
       reply({ marked, changed });
     } else if (message?.type === "factcheck-unmark-pending") {
+      // Only the marks of the run that sent it: a cancelled run's word never strips a newer run's "…" marks
+      // of the same check (a retry keeps the check's id).
+      const run = String(message.run ?? "");
       for (const [key, claimMarks] of marks) {
         if (!key.startsWith(`${message.checkId}\u0000`) || !claimMarks[0]?.classList.contains("factcheck-pending")) continue;
+        if ((claimMarks[0].dataset.run ?? "") !== run) continue;
         for (const mark of claimMarks) if (mark.isConnected) mark.replaceWith(...mark.childNodes);
         marks.delete(key);
       }

@@ -27,6 +27,7 @@ from tests.test_extension import (
     Extension,
     FakeServer,
     compose,
+    marks,
     page,
     served,
     settled_marks,
@@ -615,3 +616,49 @@ def test_a_correction_the_server_never_answers_says_so_after_30_seconds(ext: Ext
     finally:
         answered.set()
         silent.httpd.shutdown()
+
+
+def test_a_check_run_again_under_its_id_marks_each_claim_where_it_lies_and_keeps_the_newer_run_s_pending_marks(
+    ext: Extension, fake: FakeServer, pages: str
+) -> None:
+    """A retry or a check in parts keeps the check's id, and the page is told each run's claims as the background
+    tells it (factcheck-highlight, factcheck-unmark-pending): a claim id that names other text in a later run is
+    marked where it lies now, and an earlier run that is cancelled takes off its own "…" marks only."""
+    ext.use(fake.url)
+    handle, tab = ext.open(f"{pages}/two.html?runs")
+    ext.select(handle, "both")
+    check = ext.check_selection(tab)["checkId"]
+    state = ext.wait_state(tab, check_id=check)
+    settled_marks(ext.browser, handle, state)
+    claims = {claim["id"]: claim for claim in state["claims"]}
+    assert [claims[c]["text"] for c in ("c1", "c2", "c3")] == [
+        "Alpha is first.",
+        "Beta is maybe second.",
+        "Gamma is third.",
+    ]
+
+    def tell(message: dict[str, Any]) -> None:
+        ext.call("return await chrome.tabs.sendMessage(args[0], args[1], {frameId: 0});", tab, message)
+
+    # A later run whose ids shifted: its c1 is the text's second sentence, FALSE.
+    shifted = {**claims["c2"], "id": "c1", "label": "FALSE", "score": 0.1}
+    tell({"type": "factcheck-highlight", "checkId": check, "run": "later", "claims": [shifted]})
+    found = marks(ext.browser, handle)
+    assert (found[f"{check} c1"]["text"], found[f"{check} c1"]["label"]) == ("Beta is maybe second.", "FALSE")
+    assert f"{check} c2" not in found  # the earlier run's mark in its way is taken off
+    assert found[f"{check} c3"]["label"] == "TRUE"
+    # The newest run checks c3 again ("…"); the run before it, cancelled, takes off its own pending marks only.
+    tell(
+        {
+            "type": "factcheck-highlight",
+            "checkId": check,
+            "run": "newest",
+            "claims": [{**claims["c3"], "pending": True}],
+        }
+    )
+    tell({"type": "factcheck-unmark-pending", "checkId": check, "run": "later"})
+    found = marks(ext.browser, handle)
+    assert found[f"{check} c3"]["text"] == "Gamma is third." and "factcheck-pending" in found[f"{check} c3"]["classes"]
+    tell({"type": "factcheck-unmark-pending", "checkId": check, "run": "newest"})
+    assert f"{check} c3" not in marks(ext.browser, handle)
+    ext.browser.close()
