@@ -141,12 +141,19 @@ function codePoints(text) {
   return count;
 }
 
+/** A digest of an API key (its SHA-256's first 8 bytes, hex): what is kept of a key beside a result, never the key. */
+async function keyDigest(apiKey) {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(apiKey ?? ""));
+  return [...new Uint8Array(digest).slice(0, 8)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
 /** Where a key's refusal to send corrections is kept: its server and a digest of the key (never the key). */
 async function correctorId(server, apiKey) {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(apiKey));
-  const hex = [...new Uint8Array(digest).slice(0, 8)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
-  return `${server} ${hex}`;
+  return `${server} ${await keyDigest(apiKey)}`;
 }
+
+// How long a correction waits for the server's answer: the popup's "Sending…" never stays.
+const FEEDBACK_TIMEOUT_MS = 30_000;
 
 /**
  * Whether the popup offers "Correct this": only where the options hold a key (the server takes corrections
@@ -160,12 +167,13 @@ async function correctionsOffered() {
 }
 
 /**
- * POST a correction ({result, claim, label, note}: docs/server.md, POST /v1/feedback) with the options' key:
- * {ok, lent} when the server stored it; {ok: false, status, message} when it did not, a 403 (this key may not
- * send corrections) remembered for this server and key, so the popup stops offering it.
+ * POST a correction ({result, claim, label, note}: docs/server.md, POST /v1/feedback) with the options' key
+ * (`settings`, else those saved): {ok, lent} when the server stored it; {ok: false, status, message} when it
+ * did not or gave no answer in FEEDBACK_TIMEOUT_MS, a 403 (this key may not send corrections) remembered for
+ * this server and key, so the popup stops offering it.
  */
-async function sendCorrection(body) {
-  const { server, apiKey } = await loadSettings();
+async function sendCorrection(body, settings = null) {
+  const { server, apiKey } = settings ?? (await loadSettings());
   if (!apiKey) return { ok: false, status: 0, message: "no API key in the options: the server takes corrections from a key's holder only" };
   let response;
   try {
@@ -173,8 +181,12 @@ async function sendCorrection(body) {
       method: "POST",
       headers: { "Content-Type": "application/json", Authorization: `Bearer ${apiKey}` },
       body: JSON.stringify(body),
+      signal: AbortSignal.timeout(FEEDBACK_TIMEOUT_MS),
     });
   } catch (error) {
+    if (error?.name === "TimeoutError") {
+      return { ok: false, status: 0, message: `${server} gave no answer in ${FEEDBACK_TIMEOUT_MS / 1000} s: try again later` };
+    }
     return { ok: false, status: 0, message: `cannot reach ${server} (${error.message})` };
   }
   if (!response.ok) {
@@ -214,10 +226,11 @@ class ConnectionLost extends Error {}
  * (claims, claim, verdict, error). Resolves when the stream ends; rejects with a readable Error, a
  * ConnectionLost once the events had begun. `signal` (an AbortController's) cancels the request: the
  * connection is closed, so the server stops the check and spends no more calls on it; the promise
- * then rejects with the signal's reason.
+ * then rejects with the signal's reason. `settings` ({server, apiKey}): those the check was started with, else
+ * those saved.
  */
-async function streamCheck({ text, url, title, date = null }, onEvent, signal) {
-  const { server, apiKey } = await loadSettings();
+async function streamCheck({ text, url, title, date = null }, onEvent, signal, settings = null) {
+  const { server, apiKey } = settings ?? (await loadSettings());
   const body = { text };
   if (url && /^https?:/.test(url)) body.url = url;
   if (title) body.title = title.slice(0, 1000);

@@ -286,7 +286,9 @@ async function retry(tabId) {
   const inParts = state.inParts;
   if (inParts && state.status === "error") {
     const from = Number.isInteger(inParts.done) ? inParts.done : 0;
-    const kept = from > 0 && state.verdict ? { claims: state.claims.slice(0, inParts.claims), verdict: state.verdict } : null;
+    const kept = from > 0 && state.verdict
+      ? { claims: state.claims.slice(0, inParts.claims), verdict: state.verdict, checkedBy: state.checkedBy ?? null }
+      : null;
     const parts = { limit: inParts.limit, spans: textParts(state.text, inParts.limit), from: kept ? from : 0, kept };
     return { checkId: rerun(tabId, state, parts) };
   }
@@ -342,21 +344,34 @@ function rerun(tabId, state, parts = null) {
   return again;
 }
 
+/** Whether two results' {server, key digest} are the same server and key. */
+function sameChecker(one, other) {
+  return Boolean(one && other && one.server === other.server && one.key === other.key);
+}
+
 /**
  * Send the reader's correction of one claim of the tab's result to the server (POST /v1/feedback): the
- * result cut down to that claim, the ruling and the note. Refused when the tab shows another check by now.
+ * result cut down to that claim, the ruling and the note. Refused when the tab shows another check by now, or
+ * when the options now name another server or key than the one that gave the verdict (state.checkedBy).
  */
 async function correct({ tabId, checkId, claimId, label, note }) {
   const state = await loadCheck(stateKey(tabId));
   const claim = state?.checkId === checkId && state.verdict ? state.claims.find((each) => each.id === claimId) : null;
   if (!claim || claim.pending || claim.unchecked) return { ok: false, status: 0, message: "this claim's verdict is no longer shown" };
   if (!["TRUE", "FALSE"].includes(label)) return { ok: false, status: 0, message: "choose TRUE or FALSE" };
+  // A correction goes to the server that gave the verdict, with the key it was checked with.
+  const settings = await loadSettings();
+  const by = state.checkedBy;
+  const refuse = (message) => ({ ok: false, status: 0, message: `${message}: check again to correct` });
+  if (!by) return refuse("this result came from more than one server or API key");
+  if (by.server !== settings.server) return refuse("the options now name another server");
+  if (by.key !== (await keyDigest(settings.apiKey))) return refuse("the options now hold another API key");
   // The checked text as the server gave it (factcheck/1), with this claim alone: what it keeps with the correction.
   const { claims: _, ...verdict } = state.verdict;
   const { pending: _p, unchecked: _u, deliberating: _d, ...checked } = claim;
   const result = { ...verdict, schema: verdict.schema ?? "factcheck/1", text: state.text, claims: [checked] };
   if (state.url && /^https?:/.test(state.url)) result.url = state.url;
-  return sendCorrection({ result, claim: claimId, label, note: String(note ?? "").trim().slice(0, 2000) });
+  return sendCorrection({ result, claim: claimId, label, note: String(note ?? "").trim().slice(0, 2000) }, settings);
 }
 
 /** What the popup says when a result is too large for the browser's session storage, and what it shows instead. */
@@ -561,7 +576,12 @@ async function runCheck(
 ) {
   const key = stateKey(tabId);
   newest.set(key, checkId);
+  // The server and key this check is run with, read once: every request of it goes there, and the result
+  // keeps which (the key as a digest) so that a correction goes to the server that gave the verdict.
+  const settingsRead = loadSettings();
   const controller = new AbortController();
+  // This run of the check: its marks on the page carry it, so a run cancelled later takes off its own alone.
+  const run = crypto.randomUUID();
   const request = { checkId, controller, text: previous ? previous.text : text, frameId, onPage };
   cancelChecks(key, "a newer check started in this tab", (older) => supersedes(request, older));
   if (!running.has(key)) running.set(key, new Set());
@@ -578,12 +598,17 @@ async function runCheck(
         leftOut, // the selection's text not sent, with why ([{reason, text}], from the page's content script)
         leftOutCount: leftOutCount ?? leftOut.length, // how many passages were left out (leftOut lists the first 20)
         // The date sent as when the text was written: the page's, unless the options turn that off.
-        date: pageDate && (await loadSettings()).usePageDate ? pageDate : null,
+        date: pageDate && (await settingsRead).usePageDate ? pageDate : null,
         // A check in parts: the server's limit, how many parts, and the part being checked (null once done).
         inParts: parts ? { limit: parts.limit, count: parts.spans.length, part: null } : null,
       };
   // A check in parts resumed after an error: the claims and verdict of the parts done before it.
   if (parts?.kept) state.claims = structuredClone(parts.kept.claims);
+  const settings = await settingsRead;
+  const checkedBy = { server: settings.server, key: await keyDigest(settings.apiKey) };
+  // A result of two servers or keys (the options changed before a retry) is no one server's: null.
+  const before = previous ?? (parts?.kept ? parts.kept : null);
+  state.checkedBy = before && !sameChecker(before.checkedBy, checkedBy) ? null : checkedBy;
   // The state is saved for the popup at most one save at a time: events that come during a save are saved
   // together once it ends (the latest state), so a whole page's many events do not copy the state each; the
   // badge follows every event at once. A promise of publish() resolves once the state it saw is saved.
@@ -612,7 +637,7 @@ async function runCheck(
   const highlight = (claims) => {
     if (!onPage) return;
     ext.tabs
-      .sendMessage(tabId, { type: "factcheck-highlight", checkId, claims }, { frameId })
+      .sendMessage(tabId, { type: "factcheck-highlight", checkId, run, claims }, { frameId })
       .then((answer) => {
         const changed = (Array.isArray(answer?.changed) ? answer.changed : []).filter((id) => !state.unmarked.includes(id));
         if (!changed.length) return;
@@ -751,7 +776,7 @@ async function runCheck(
         part = { number: index + 1, start, base: state.claims.length, done: false };
         state.inParts.part = part.number;
         await publish();
-        await streamCheck({ text: points.slice(start, end).join(""), url, title, date }, onEvent, controller.signal);
+        await streamCheck({ text: points.slice(start, end).join(""), url, title, date }, onEvent, controller.signal, settings);
         if (state.status === "error") break;
         if (!part.done) throw new ConnectionLost("the server closed the stream before the verdict");
       }
@@ -761,7 +786,8 @@ async function runCheck(
         state.inParts.part = null;
       }
     } else {
-      await streamCheck(rest ? { text: rest.text, url, title, date } : { text, url, title, date }, onEvent, controller.signal);
+      const sent = rest ? { text: rest.text, url, title, date } : { text, url, title, date };
+      await streamCheck(sent, onEvent, controller.signal, settings);
       if (state.status === "checking") throw new ConnectionLost("the server closed the stream before the verdict");
     }
   } catch (error) {
@@ -776,7 +802,7 @@ async function runCheck(
     running.get(key)?.delete(request);
   }
   const unmarkPending = () => {
-    if (onPage) ext.tabs.sendMessage(tabId, { type: "factcheck-unmark-pending", checkId }, { frameId }).catch(() => {});
+    if (onPage) ext.tabs.sendMessage(tabId, { type: "factcheck-unmark-pending", checkId, run }, { frameId }).catch(() => {});
   };
   if (controller.signal.aborted) {
     // Cancelled (the tab closed, its page left, a newer check began): the tab's state is another's now.

@@ -485,8 +485,14 @@
   // Reasons are said to the reader in the popup ("Left out of the check: … a heading").
   const PULL_QUOTE = "a pull quote: repeats the article's text";
   const COMMENTS = "a comment counter";
+  // Readers' comments below an article: a comments section, a comment's microdata, an <article> inside an
+  // article (HTML's way to mark a comment on it). Not left out of a selection made inside them.
+  const COMMENT_SECTION = "#comments, .comments, [itemtype*=Comment], article article";
+  const READER_COMMENTS = "reader comments";
+  const HEADER = "a header: title, byline or date";
+  const HEADINGS = "h1, h2, h3, h4, h5, h6, [role=heading]";
   const STRUCTURE = [
-    ["h1, h2, h3, h4, h5, h6, [role=heading]", "a heading"],
+    [HEADINGS, "a heading"],
     ["figcaption", "a figure caption"],
     [".pullquote, .pull-quote, [role=doc-pullquote]", PULL_QUOTE],
     [
@@ -497,8 +503,10 @@
     ["[role=doc-endnotes], [role=doc-bibliography], ol.references, .reflist", "the references"],
     ["address, .byline", "a byline"],
     [".dateline", "a dateline"],
+    [COMMENT_SECTION, READER_COMMENTS],
+    [".related, .related-stories, .more-stories", "teasers of other stories"],
     ["nav, [role=navigation]", "the page's navigation"],
-    ["header, [role=banner]", "a header: title, byline or date"],
+    ["header, [role=banner]", HEADER],
     ["footer, [role=contentinfo]", "a footer"],
     ["aside, [role=complementary]", "an aside: beside the article's text"],
     [".comment-count, .comments-count", COMMENTS],
@@ -753,21 +761,52 @@
     const top = root.nodeType === Node.TEXT_NODE ? root.parentNode : root;
     const lines = structure ? structuralLines(top) : new Map();
     let selectionWords = null; // the selection's words, read once a possible pull quote is met
+    // A selection made inside readers' comments is theirs to check: they are left out only around an article.
+    const inComments = top.nodeType === Node.ELEMENT_NODE && Boolean(top.closest(COMMENT_SECTION));
+    const standfirsts = new Map(); // an article's <header> -> its standfirst paragraphs (none: left out whole)
+    const standfirstsOf = (header) => {
+      if (!standfirsts.has(header)) {
+        const sentence = (p) => {
+          const said = squeezed(p.textContent);
+          return (said.match(/[\p{L}\p{N}]+/gu) ?? []).length >= 4 && /[.!?]["'\u201d\u2019)]?$/.test(said);
+        };
+        const inArticle = Boolean(header.parentElement?.closest("article, main, [role=main]"));
+        const kept = [...header.querySelectorAll("p")].filter(
+          (p) => inArticle && sentence(p) && !lines.has(p) && !p.closest(`${HEADINGS}, address, .byline, .dateline`),
+        );
+        standfirsts.set(header, kept);
+      }
+      return standfirsts.get(header);
+    };
     /**
      * Why the page's structure says an element inside the selection is no claim of the article, or null:
-     * a heading, a caption, an aside, an ad, a byline... (STRUCTURE, structuralLines), or a pull quote, an
-     * aside or block quote that repeats words the selection holds elsewhere (the repeat is left out).
+     * a heading, a caption, an aside, an ad, a byline, readers' comments... (STRUCTURE, structuralLines), or
+     * a pull quote, an aside or block quote that repeats words the selection holds elsewhere (the repeat is
+     * left out). Of an article's <header> only its title, byline and date are left out: a standfirst (a
+     * paragraph of a sentence below the title) often says the article's main claim, and is checked.
      */
     const structural = (element) => {
       if (!structure || element === top) return null;
       if (lines.has(element)) return lines.get(element);
+      const header = element.localName === "header" ? element : element.parentElement?.closest("header");
+      if (header && header !== top && top.contains(header) && standfirstsOf(header).length) {
+        const kept = standfirstsOf(header);
+        if (kept.some((p) => p.contains(element))) return null; // a standfirst, or inside one
+        if (kept.some((p) => element.contains(p))) {
+          // Holds a standfirst: walked into, unless the structure leaves it out as a whole for another reason.
+          const why = element === header ? null : STRUCTURE.find(([selector]) => element.matches(selector))?.[1];
+          return why && why !== HEADER ? why : null;
+        }
+        return STRUCTURE.find(([selector]) => element.matches(selector))?.[1] ?? HEADER;
+      }
       if (element.matches(QUOTES)) {
         const own = wordsOf(element.textContent);
         selectionWords ??= wordsOf(range.toString());
         const first = own.split(" ").length >= 4 ? selectionWords.indexOf(own) : -1;
         if (first >= 0 && selectionWords.indexOf(own, first + 1) >= 0) return PULL_QUOTE;
       }
-      return STRUCTURE.find(([selector]) => element.matches(selector))?.[1] ?? null;
+      const why = STRUCTURE.find(([selector]) => element.matches(selector))?.[1] ?? null;
+      return why === READER_COMMENTS && inComments ? null : why;
     };
 
     const walk = (node) => {
@@ -943,25 +982,39 @@
   }
 
   /**
-   * Highlight one claim of a check on its own captured text, or restyle its highlight if it has one: how
-   * many marks it has, and whether the page changed there (its text is no longer what was checked: then it
-   * has none, and a highlight it had is taken off). The claim's span counts code points of the text sent.
+   * Highlight one claim of a check on its own captured text, or restyle its highlight if it has one on the
+   * same span: how many marks it has, and whether the page changed there (its text is no longer what was
+   * checked: then it has none, and a highlight it had is taken off). The claim's span counts code points of
+   * the text sent. A check run again keeps its id (a retry, a check in parts), and its claims' ids may name
+   * other text then: each mark keeps its claim's span (data-span) and the run that marked it (data-run, the
+   * background's id of one runCheck), so a claim whose span differs is marked anew where it lies, and an
+   * earlier run's mark of the same check in its way is taken off; the marks of one run never nest.
    */
-  function highlight(checkId, claim) {
+  function highlight(checkId, claim, run = "") {
     const key = claimKey(checkId, claim.id);
     const captured = captures.get(checkId);
     if (!captured || !Array.isArray(claim.span)) return { made: 0, changed: false };
     captured.units ??= unitOffsets(captured.text);
     const [start, end] = claim.span.map((offset) => captured.units[offset]);
     if (start === undefined || end === undefined || start >= end) return { made: 0, changed: false };
-    const existing = marksOf(key);
+    let existing = marksOf(key);
     if (!unchanged(captured, start, end)) {
       for (const mark of existing) mark.replaceWith(...mark.childNodes);
       marks.delete(key);
       return { made: 0, changed: true };
     }
+    const span = claim.span.join(",");
+    if (existing.length && existing[0].dataset.span !== span) {
+      // The id names other text in this run (ids shifted): the old marks go, the claim is marked where it lies.
+      for (const mark of existing) if (mark.isConnected) mark.replaceWith(...mark.childNodes);
+      marks.delete(key);
+      existing = [];
+    }
     if (existing.length) {
-      existing.forEach((mark, index) => style(mark, claim, index === 0));
+      existing.forEach((mark, index) => {
+        style(mark, claim, index === 0);
+        mark.dataset.run = run;
+      });
       return { made: existing.length, changed: false };
     }
     const made = [];
@@ -974,11 +1027,15 @@
       for (const node of segments(piece.node, from, to)) {
         if (owner.get(node) !== checkId || !node.parentNode) continue; // a newer check took this text
         const old = node.parentElement?.closest(MARK_SELECTOR);
-        if (old && old.dataset.check === checkId) continue; // overlapping claims of one check: never nest
-        if (old) unmark(old); // re-checked text: the newer check's highlight replaces the older one
+        // Overlapping claims of one run: never nest. Re-checked text (another check's, or an earlier run's of
+        // this check): the newer highlight replaces the older one.
+        if (old && old.dataset.check === checkId && (old.dataset.run ?? "") === run) continue;
+        if (old) unmark(old);
         const mark = document.createElement("mark");
         mark.dataset.check = checkId;
         mark.dataset.claimId = String(claim.id);
+        mark.dataset.span = span;
+        mark.dataset.run = run;
         style(mark, claim, made.length === 0);
         node.parentNode.insertBefore(mark, node);
         mark.appendChild(node);
@@ -1078,14 +1135,18 @@
       let marked = 0;
       const changed = [];
       for (const claim of message.claims) {
-        const { made, changed: moved } = highlight(message.checkId, claim);
+        const { made, changed: moved } = highlight(message.checkId, claim, String(message.run ?? ""));
         marked += made;
         if (moved) changed.push(claim.id);
       }
       reply({ marked, changed });
     } else if (message?.type === "factcheck-unmark-pending") {
+      // Only the marks of the run that sent it: a cancelled run's word never strips a newer run's "…" marks
+      // of the same check (a retry keeps the check's id).
+      const run = String(message.run ?? "");
       for (const [key, claimMarks] of marks) {
         if (!key.startsWith(`${message.checkId}\u0000`) || !claimMarks[0]?.classList.contains("factcheck-pending")) continue;
+        if ((claimMarks[0].dataset.run ?? "") !== run) continue;
         for (const mark of claimMarks) if (mark.isConnected) mark.replaceWith(...mark.childNodes);
         marks.delete(key);
       }

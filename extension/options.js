@@ -54,7 +54,9 @@ form.addEventListener("submit", async (event) => {
     // A server elsewhere than this computer needs its host permission. The request must be the first
     // thing this click does (browsers only let a user gesture ask); one already granted asks nothing.
     const granted = await ext.permissions.request({ origins: [settings.pattern] });
-    await ext.storage.local.set({ server: settings.server, apiKey: settings.apiKey });
+    // Saving is the reader's word that the server's keys may have changed: a key refused corrections (403)
+    // before is offered "Correct this" again, and told anew if the server still refuses it.
+    await ext.storage.local.set({ server: settings.server, apiKey: settings.apiKey, correctionsRefused: [] });
     if (granted) say("Saved.", "ok");
     else say("Saved, but without permission to reach the server the checks will fail.", "error");
   } catch (error) {

@@ -27,10 +27,12 @@ from tests.test_extension import (
     Extension,
     FakeServer,
     compose,
+    marks,
     page,
     served,
     settled_marks,
     squash,
+    wait_for,
     wait_until,
 )
 
@@ -518,4 +520,145 @@ def test_a_key_that_may_not_correct_is_told_so_once_and_no_key_is_offered_nothin
     view = ext.popup(tab)
     assert view["claims"] and not any(item["offered"] for item in claim_items(ext.browser))
     ext.browser.switch_to.window(handle)
+    ext.browser.close()
+
+
+def send_correction(ext: Extension, tab: int, label: str = "TRUE") -> dict[str, Any]:
+    """Open the popup about a tab, send a correction of its first claim; the first claim once it says something."""
+    ext.popup(tab)
+    first = claim_items(ext.browser)[0]
+    assert first["offered"], first
+    open_correction(ext.browser, first["id"])
+    in_claim(ext.browser, first["id"], f"input[value='{label}']").click()
+    in_claim(ext.browser, first["id"], ".correct-send").click()
+    return dict(wait_until(lambda: claim_items(ext.browser)[0], lambda item: item["said"], "the answer", timeout=45))
+
+
+def save_options(ext: Extension) -> None:
+    """Save the options page's form as it stands (the server and key it shows), as a reader clicks Save."""
+    browser = ext.browser
+    browser.switch_to.window(ext.control)
+    browser.get(f"chrome-extension://{ext.id}/options.html")
+    wait_for(browser, "document.getElementById('server').value")
+    browser.find_element("id", "save").click()
+    status = "document.getElementById('status')"
+    assert wait_for(browser, f"{status}.dataset.state !== 'busy' && {status}.textContent") == "Saved."
+
+
+def test_a_correction_goes_only_to_the_server_and_key_that_gave_the_verdict_and_saving_options_offers_it_again(
+    ext: Extension, corrector: str, fake: FakeServer, pages: str, memory_path: Path
+) -> None:
+    before = stored(memory_path)
+    ext.use(corrector, OTHER_KEY)
+    ext.call("await chrome.storage.local.set({correctionsRefused: []});")  # whatever an earlier test left
+    handle, tab = ext.open(f"{pages}/two.html?checked-by")
+    ext.select(handle, "both")
+    check = ext.check_selection(tab)["checkId"]
+    assert ext.wait_state(tab, check_id=check)["status"] == "done"
+    assert send_correction(ext, tab)["said"].startswith("This key may not send corrections: the server answered 403")
+    ext.popup(tab)
+    assert not any(item["offered"] for item in claim_items(ext.browser))
+    # Saving the options (the server may have been told to take this key's corrections since) forgets the refusal.
+    save_options(ext)
+    ext.popup(tab)
+    assert all(item["offered"] for item in claim_items(ext.browser))
+    # The options now hold another key, then name another server: the verdict was not theirs, nothing is sent.
+    ext.use(corrector, KEY)
+    assert send_correction(ext, tab)["said"] == (
+        "Not sent: the options now hold another API key: check again to correct."
+    )
+    ext.use(fake.url, KEY)
+    assert send_correction(ext, tab)["said"] == (
+        "Not sent: the options now name another server: check again to correct."
+    )
+    assert stored(memory_path) == before
+    # Checked again with the key that may correct: sent.
+    ext.use(corrector, KEY)
+    check = ext.check_selection(tab)["checkId"]
+    assert ext.wait_state(tab, check_id=check)["status"] == "done"
+    assert send_correction(ext, tab, "FALSE")["said"] == "Correction sent: later checks of this claim use it."
+    assert len(stored(memory_path)) == len(before) + 1
+    ext.browser.switch_to.window(handle)
+    ext.browser.close()
+
+
+def test_a_correction_the_server_never_answers_says_so_after_30_seconds(ext: Extension, pages: str) -> None:
+    """A server that takes the check but holds /v1/feedback open without an answer: "Sending…" does not stay."""
+    silent = FakeServer()
+    answered = threading.Event()
+    checks = silent.httpd.RequestHandlerClass
+
+    class Silent(checks):  # type: ignore[misc, valid-type]
+        def do_POST(self) -> None:
+            if self.path != "/v1/feedback":
+                super().do_POST()
+                return
+            answered.wait(60)  # never answers while the test runs
+
+    silent.httpd.RequestHandlerClass = Silent
+    try:
+        ext.use(silent.url, KEY)
+        handle, tab = ext.open(f"{pages}/two.html?silent")
+        ext.select(handle, "both")
+        check = ext.check_selection(tab)["checkId"]
+        assert ext.wait_state(tab, check_id=check)["status"] == "done"
+        ext.popup(tab)
+        first = claim_items(ext.browser)[0]
+        open_correction(ext.browser, first["id"])
+        in_claim(ext.browser, first["id"], "input[value='TRUE']").click()
+        in_claim(ext.browser, first["id"], ".correct-send").click()
+        assert in_claim(ext.browser, first["id"], ".correct-send").text == "Sending…"
+        started = time.monotonic()
+        item = wait_until(lambda: claim_items(ext.browser)[0], lambda item: item["said"], "the answer", timeout=45)
+        assert 25 < time.monotonic() - started < 40
+        assert item["said"] == f"Not sent: {silent.url} gave no answer in 30 s: try again later."
+        assert in_claim(ext.browser, first["id"], ".correct-send").text == "Send correction"  # may be sent again
+    finally:
+        answered.set()
+        silent.httpd.shutdown()
+
+
+def test_a_check_run_again_under_its_id_marks_each_claim_where_it_lies_and_keeps_the_newer_run_s_pending_marks(
+    ext: Extension, fake: FakeServer, pages: str
+) -> None:
+    """A retry or a check in parts keeps the check's id, and the page is told each run's claims as the background
+    tells it (factcheck-highlight, factcheck-unmark-pending): a claim id that names other text in a later run is
+    marked where it lies now, and an earlier run that is cancelled takes off its own "…" marks only."""
+    ext.use(fake.url)
+    handle, tab = ext.open(f"{pages}/two.html?runs")
+    ext.select(handle, "both")
+    check = ext.check_selection(tab)["checkId"]
+    state = ext.wait_state(tab, check_id=check)
+    settled_marks(ext.browser, handle, state)
+    claims = {claim["id"]: claim for claim in state["claims"]}
+    assert [claims[c]["text"] for c in ("c1", "c2", "c3")] == [
+        "Alpha is first.",
+        "Beta is maybe second.",
+        "Gamma is third.",
+    ]
+
+    def tell(message: dict[str, Any]) -> None:
+        ext.call("return await chrome.tabs.sendMessage(args[0], args[1], {frameId: 0});", tab, message)
+
+    # A later run whose ids shifted: its c1 is the text's second sentence, FALSE.
+    shifted = {**claims["c2"], "id": "c1", "label": "FALSE", "score": 0.1}
+    tell({"type": "factcheck-highlight", "checkId": check, "run": "later", "claims": [shifted]})
+    found = marks(ext.browser, handle)
+    assert (found[f"{check} c1"]["text"], found[f"{check} c1"]["label"]) == ("Beta is maybe second.", "FALSE")
+    assert f"{check} c2" not in found  # the earlier run's mark in its way is taken off
+    assert found[f"{check} c3"]["label"] == "TRUE"
+    # The newest run checks c3 again ("…"); the run before it, cancelled, takes off its own pending marks only.
+    tell(
+        {
+            "type": "factcheck-highlight",
+            "checkId": check,
+            "run": "newest",
+            "claims": [{**claims["c3"], "pending": True}],
+        }
+    )
+    tell({"type": "factcheck-unmark-pending", "checkId": check, "run": "later"})
+    found = marks(ext.browser, handle)
+    assert found[f"{check} c3"]["text"] == "Gamma is third." and "factcheck-pending" in found[f"{check} c3"]["classes"]
+    tell({"type": "factcheck-unmark-pending", "checkId": check, "run": "newest"})
+    assert f"{check} c3" not in marks(ext.browser, handle)
     ext.browser.close()

@@ -123,6 +123,21 @@ PAGES = {
         "<ul><li><time>1998</time>: Smith elected mayor</li></ul>"
         "<p><time>2001</time> Jones and Ray</p></article>",
     ),
+    # An article with a header holding a standfirst, readers' comments in every form pages give them, and a list
+    # of teasers: the standfirst is checked, the comments and teasers are not.
+    "comments.html": page(
+        "Comments",
+        '<main id="main"><article><header><h1>Statins under review</h1>'
+        '<p class="dek">Statins lower LDL cholesterol, a new review finds.</p>'
+        '<div class="meta">By Jane Doe · 10 May 2014</div></header>'
+        "<p>Smoking causes lung cancer.</p>"
+        '<ul class="related"><li><a href="/a">Coffee cures every cancer, says a blogger.</a></li></ul>'
+        '<section id="comments"><h2>Comments</h2><p>Statins are poison, my aunt says.</p></section>'
+        '<div class="comments"><p>I read that tea has no caffeine.</p></div>'
+        '<div itemscope itemtype="https://schema.org/Comment"><p>The moon is made of cheese.</p></div>'
+        "<article><p>Vaccines cause autism, I think.</p></article>"
+        "<p>Obesity does not increase the risk of type 2 diabetes.</p></article></main>",
+    ),
     # A main text over the real server's limit of MAX_TEXT_CHARS characters.
     "huge.html": page("Huge", "<main><p>" + "Statins lower LDL cholesterol. " * 60 + "</p></main>"),
     # A page without text of its own.
@@ -304,9 +319,41 @@ def test_the_whole_page_is_its_longest_article_without_main(ext: Extension, fake
     _, tab = ext.open(f"{site}/articles.html")
     answer = ext.call("return await chrome.runtime.sendMessage({type: 'check-page', tabId: args[0]});", tab)
     state = ext.wait_state(tab, check_id=answer["checkId"])
-    assert state["text"] == (
-        "Apples grow on trees. Bananas are not berries. Cherries are red.\n\nA nested comment is inside it."
+    # An <article> inside the article is a reader's comment on it (HTML's way to mark one): left out, said why.
+    assert state["text"] == "Apples grow on trees. Bananas are not berries. Cherries are red."
+    assert [(each["reason"], each["text"]) for each in state["leftOut"]] == [
+        ("reader comments", "A nested comment is inside it.")
+    ]
+
+
+def test_the_whole_page_leaves_out_comments_and_teasers_and_keeps_the_header_s_standfirst(
+    ext: Extension, fake: FakeServer, site: str
+) -> None:
+    ext.use(fake.url)
+    handle, tab = ext.open(f"{site}/comments.html")
+    answer = ext.call("return await chrome.runtime.sendMessage({type: 'check-page', tabId: args[0]});", tab)
+    state = ext.wait_state(tab, check_id=answer["checkId"])
+    text = (
+        "Statins lower LDL cholesterol, a new review finds.\n\nSmoking causes lung cancer.\n\n"
+        "Obesity does not increase the risk of type 2 diabetes."
     )
+    assert state["text"] == text and fake.texts[-1] == text
+    assert [(each["reason"], each["text"]) for each in state["leftOut"]] == [
+        ("a heading", "Statins under review"),
+        ("a header: title, byline or date", "By Jane Doe · 10 May 2014"),
+        ("teasers of other stories", "Coffee cures every cancer, says a blogger."),
+        ("reader comments", "Comments Statins are poison, my aunt says."),
+        ("reader comments", "I read that tea has no caffeine."),
+        ("reader comments", "The moon is made of cheese."),
+        ("reader comments", "Vaccines cause autism, I think."),
+    ]
+    # The standfirst is marked on the page as the article's first claim.
+    found = settled_marks(ext.browser, handle, state)
+    assert "Statins lower LDL cholesterol, a new review finds." in {m["text"] for m in found.values()}
+    # A reader who selects the comments has them checked.
+    ext.select(handle, "comments")
+    started = ext.check_selection(tab)
+    assert started["text"] == "Statins are poison, my aunt says.", started
 
 
 def check_page(ext: Extension, tab: int) -> dict[str, Any]:
