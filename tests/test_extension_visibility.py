@@ -310,7 +310,9 @@ def test_a_whole_page_with_big_hidden_carousels_is_captured_quickly_each_listed_
         tab,
     )
     state = ext.wait_state(tab, check_id=timed["answer"]["checkId"])
-    assert timed["took"] < 2000, timed["took"]
+    # Not a speed figure: the reading that grew with the square of the slides ran past a minute, the linear one
+    # takes about a second here; the bound only tells the two apart, on a slow machine too.
+    assert timed["took"] < 15_000, timed["took"]
     assert fake.texts[-1] == "Statins lower LDL cholesterol.\n\nSmoking causes lung cancer."
     assert [passage["reason"] for passage in state["leftOut"]] == ["hidden: visibility: hidden", "hidden: off the page"]
     assert state["leftOut"][0]["text"].startswith("Slide 0 is hidden. Slide 1 is hidden.")
