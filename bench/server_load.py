@@ -121,13 +121,19 @@ def start_server(
     env["FACTCHECK_CLAIMS_PER_MINUTE"] = "0"  # rate limiting off (the baseline ignores it)
     env["PYTHONPATH"] = os.pathsep.join([str(code), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     process = subprocess.Popen(args, env=env, cwd=code)
+    wait_until_up(process, f"http://127.0.0.1:{port}")
+    return process
+
+
+def wait_until_up(process: subprocess.Popen[bytes], url: str) -> None:
+    """Wait until the server ``process`` answers ``GET /v1/health`` at ``url`` (at most 120 s)."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise SystemExit(f"the server exited with {process.returncode}")
         try:
-            if httpx.get(f"http://127.0.0.1:{port}/v1/health", timeout=1).status_code == 200:
-                return process
+            if httpx.get(f"{url}/v1/health", timeout=1).status_code == 200:
+                return
         except httpx.HTTPError:
             time.sleep(0.2)
     process.terminate()

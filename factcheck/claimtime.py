@@ -174,7 +174,9 @@ def _phrase_time(phrase: str, reference: datetime) -> ClaimTime | None:
         return ClaimTime(f"{reference.year - years:04d}-01-01", f"{reference.year:04d}-12-31", text, "range")
     if _SPAN_ONLY.match(text):
         return None  # "52 weeks" of treatment is how long, not when
-    data = _parser(reference).get_date_data(text)
+    # One parser a day, not one a check: building one costs more than the parse (its regular expressions are
+    # compiled anew), and a date phrase resolves to the same day from any time of that day.
+    data = _parser(reference.replace(hour=0, minute=0, second=0, microsecond=0)).get_date_data(text)
     when, period = data.date_obj, data.period
     if when is None or period not in _PERIODS or not 1000 <= when.year <= reference.year + 100:
         return None  # "7489 base pairs" is no year

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
-from factcheck.onnxmodel import open_onnx
+from factcheck.onnxmodel import THREADS, open_onnx
+from factcheck.usage import record_call
 
 SHIPPED_EMBEDDER = Path(__file__).resolve().parent / "data" / "embedder"
 EMBEDDER_FILES = ("embedder.onnx", "tokenizer.json", "embedder.json")
@@ -30,18 +32,23 @@ BATCH = 32  # a corpus's passages, sorted by length
 # A claim's sentences and queries, one at a time: the int8 model scales its activations per batch, so a
 # batch-mate would move a similarity (and the relevance gate with it); unpadded, it is also the fastest.
 ONE_AT_A_TIME = 1
+REMEMBERED = 8192  # vectors of texts encoded alone kept per encoder (384 floats each: 12.6 MB at most)
 
 
 class Embedder:
     """The ONNX sentence encoder and its tokenizer: ``encode(texts)`` -> unit vectors, one row a text."""
 
-    def __init__(self, folder: Path, threads: int = 0) -> None:
+    def __init__(self, folder: Path, threads: int = THREADS) -> None:
         opened = open_onnx(folder, EMBEDDER_FILES, "embedder: folder", threads)
         self.dimension = int(opened.config["dimension"])
         self.tokenizer = opened.tokenizer
         self.tokenizer.enable_truncation(max_length=int(opened.config.get("max_length", 256)))
         self.session = opened.session
         self.digest = embedder_digest(folder)
+        # Texts encoded alone, remembered: a claim is embedded to search the corpus and again to rank its
+        # sentences, and the passages of related claims repeat. Alone, a text's vector never depends on another.
+        self._alone: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._alone_lock = threading.Lock()
 
     def encode(
         self, texts: Sequence[str], progress: Callable[[int], None] | None = None, batch_size: int = BATCH
@@ -63,11 +70,31 @@ class Embedder:
                 progress(len(chosen))
         return matrix
 
+    def encode_each(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit vectors of ``texts`` each encoded alone (no batch-mate, no padding), as :meth:`encode` with
+        ``batch_size=1`` gives them; a text encoded alone before, among the last :data:`REMEMBERED`, is not
+        encoded again."""
+        matrix = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            with self._alone_lock:
+                known = self._alone.get(text)
+                if known is not None:
+                    self._alone.move_to_end(text)
+            if known is None:
+                known = self.encode([text], batch_size=ONE_AT_A_TIME)[0]
+                record_call("embedder:texts")
+                with self._alone_lock:
+                    self._alone[text] = known
+                    while len(self._alone) > REMEMBERED:
+                        self._alone.popitem(last=False)
+            matrix[row] = known
+        return matrix
+
     def similarities(self, query: str, texts: Sequence[str]) -> np.ndarray:
-        """The cosine of ``query`` with each of ``texts`` (one number per text)."""
+        """The cosine of ``query`` with each of ``texts`` (one number per text), each encoded alone."""
         if not texts:
             return np.zeros(0, dtype=np.float32)
-        vectors = self.encode([query, *texts], batch_size=ONE_AT_A_TIME)
+        vectors = self.encode_each([query, *texts])
         return vectors[1:] @ vectors[0]  # type: ignore[no-any-return]
 
 
@@ -89,7 +116,7 @@ def embedder_digest(folder: Path | None = None) -> str:
         return _digests[key]
 
 
-def load_embedder(folder: Path | None = None, threads: int = 0) -> Embedder:
+def load_embedder(folder: Path | None = None, threads: int = THREADS) -> Embedder:
     """The encoder in ``folder`` (default: the shipped one), loaded once per process."""
     key = ((folder or SHIPPED_EMBEDDER).resolve(), threads)
     with _lock:

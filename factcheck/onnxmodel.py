@@ -23,10 +23,19 @@ class OnnxModel:
     config: dict[str, Any]
 
 
-def open_onnx(folder: Path, files: tuple[str, str, str], what: str, threads: int = 0) -> OnnxModel:
+# One thread a model run. The shipped models read one sentence (or one claim and sentence) at a time, a few dozen
+# tokens: split over threads, such a run costs more CPU than it saves time, and onnxruntime's pool spins between
+# runs (python bench/profile.py; docs/performance.md). A check's claims, and a server's requests, run side by side
+# in their own threads instead, so the cores are used all the same.
+THREADS = 1
+
+
+def open_onnx(folder: Path, files: tuple[str, str, str], what: str, threads: int = THREADS) -> OnnxModel:
     """Open the model of ``folder``, whose ``files`` are (the model, tokenizer.json, its configuration);
-    ``what`` names it in errors ("nli: model folder", "embedder: folder"). ``threads`` 0: onnxruntime's
-    default. ConfigError when a file is missing or onnxruntime / tokenizers are not installed."""
+    ``what`` names it in errors ("nli: model folder", "embedder: folder"). ``threads``: onnxruntime's intra-op
+    threads a run (:data:`THREADS`); 0, onnxruntime's own default (one per core). Threads beyond the caller's
+    own never spin waiting for work. ConfigError when a file is missing or onnxruntime / tokenizers are not
+    installed."""
     missing = [name for name in files if not (folder / name).is_file()]
     if missing:
         raise ConfigError(f"{what} {folder} lacks {', '.join(missing)}")
@@ -45,5 +54,7 @@ def open_onnx(folder: Path, files: tuple[str, str, str], what: str, threads: int
     options = onnxruntime.SessionOptions()
     if threads:
         options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1  # the graph runs node after node (sequential execution): no second pool
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     session = onnxruntime.InferenceSession(str(folder / model), options, providers=["CPUExecutionProvider"])
     return OnnxModel(session, tokenizer, config)

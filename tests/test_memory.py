@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import sqlite3
+import time
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -18,7 +22,7 @@ from factcheck.config import load_settings
 from factcheck.errors import ConfigError, InputError
 from factcheck.memory.precedent import PrecedentVerifier
 from factcheck.memory.source import MemorySource, precedent_evidence
-from factcheck.memory.store import Correction, MemoryStore, agreed_label
+from factcheck.memory.store import Correction, MemoryStore, StampWatch, agreed_label
 from factcheck.precedents import lent_precedents, precedent_of
 from factcheck.report import render
 from factcheck.types import Evidence
@@ -346,3 +350,33 @@ def test_a_paraphrase_of_a_true_correction_is_never_made_false_by_it(tmp_path: P
     # Its negation, which says the opposite in words, is still made FALSE by it.
     factuality, _, rationale = memory_judgment(path, "Regular exercise does not lower blood pressure.")
     assert factuality is False and "contradicts" in rationale
+
+
+def test_the_stamp_watch_moves_with_every_write_and_never_waits(tmp_path: Path) -> None:
+    path = tmp_path / "memory.sqlite"
+    watch = StampWatch(path)
+    assert watch.stamp() == watch.stamp() == "absent"
+    store = MemoryStore(path)
+    store.add(correction())
+    first = watch.stamp()
+    assert first != "absent" and watch.stamp() == first  # nothing written between: the same stamp
+    store.add(correction(reviewer="key-2"))
+    second = watch.stamp()
+    assert second not in (first, "absent") and watch.stamp() == second
+    assert store.forget(1) and watch.stamp() not in (first, second)
+    third = watch.stamp()
+    with closing(sqlite3.connect(path)) as writer:  # a write under way: read at once, the last commit's stamp
+        writer.execute("BEGIN IMMEDIATE")
+        writer.execute("DELETE FROM corrections")
+        started = time.monotonic()
+        assert watch.stamp() == third
+        assert time.monotonic() - started < 5  # no busy wait behind the writer
+        writer.commit()
+    assert watch.stamp() != third
+    fourth = watch.stamp()
+    copy = tmp_path / "copy.sqlite"
+    with closing(sqlite3.connect(path)) as source, closing(sqlite3.connect(copy)) as target:
+        source.backup(target)
+    os.replace(copy, path)  # another file in its place (a restored backup): another store
+    assert watch.stamp() not in (fourth, "absent")
+    watch.close()

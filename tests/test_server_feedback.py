@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +20,7 @@ pytest.importorskip("fastapi", reason="the server extra is not installed")
 
 from factcheck.cli import cli
 from factcheck.errors import ConfigError
+from factcheck.memory.corrections import correction_from_text
 from factcheck.memory.store import MemoryStore
 from factcheck.server.app import create_app
 from factcheck.server.runner import serve_in_thread
@@ -231,3 +234,34 @@ def test_an_answer_kept_from_before_a_correction_is_not_repeated_after_it(tmp_pa
     assert "answer" not in after["usage"].get("cache_hits", {})
     (judgment,) = [j for j in after["claims"][0]["judgments"] if j["agent"] == "memory"]
     assert judgment["factuality"] is False and judgment["evidence"][0]["url"] == "factcheck-memory:1/FALSE"
+
+
+def test_a_correction_stored_by_another_process_ends_the_kept_answer_too(tmp_path: Path) -> None:
+    """Another worker, or ``factcheck memory forget``, writes the file from another process: the server's
+    kept answer must not outlive that write either (its stamp is read on every request, not remembered)."""
+    memory = tmp_path / "memory.sqlite"
+    MemoryStore(memory).add(correction_from_text("Aspirin cures every cancer.", "FALSE", "", "key-1", "feedback"))
+    with server(config=config(tmp_path, memory_table(memory))) as url:
+
+        def hits() -> int:
+            answer = httpx.post(f"{url}/v1/check", json={"text": STATINS}, headers=AUTH, timeout=60)
+            assert answer.status_code == 200, answer.text
+            return int(answer.json()["usage"].get("cache_hits", {}).get("answer", 0))
+
+        assert (hits(), hits()) == (0, 1)
+        code = (
+            "import sys; from factcheck.memory.store import MemoryStore;"
+            "from factcheck.memory.corrections import correction_from_text;"
+            "MemoryStore(sys.argv[1]).add(correction_from_text(sys.argv[2], 'FALSE', '', 'key-2', 'feedback'))"
+        )
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+        subprocess.run([sys.executable, "-c", code, str(memory), STATINS], check=True, timeout=60, env=env)
+        assert hits() == 0  # checked again: the precedent may change the verdict
+        assert hits() == 1
+        forgotten = CliRunner().invoke(cli, ["memory", "forget", "2", "--yes", "--memory", str(memory)])
+        assert forgotten.exit_code == 0, forgotten.output
+        assert hits() == 0
+        memory.unlink()
+        for extra in ("-wal", "-shm"):
+            memory.with_name(memory.name + extra).unlink(missing_ok=True)
+        assert hits() == 0  # the file gone: another memory (none), another answer

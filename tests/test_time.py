@@ -335,3 +335,17 @@ def test_extract_shows_each_claims_time_resolved_as_of_the_given_date() -> None:
     assert 'time: 2024-01-01 to 2024-01-31 ("January")' in shown.output and 'time: 476 ("476 AD")' in shown.output
     refused = CliRunner().invoke(cli, ["extract", text, "--as-of", "2024-13-01"])
     assert refused.exit_code == 2 and "--as-of" in refused.output
+
+
+@pytest.mark.parametrize("phrase", ["yesterday", "last week", "March 5", "6 December", "two days ago", "this month"])
+def test_a_date_phrase_resolves_alike_at_any_hour_with_one_parser_a_day(phrase: str) -> None:
+    """A server checks each text at its own second: the date parser is built once a day, not once a check, and a
+    date phrase means the same day from any hour of it."""
+    from factcheck import claimtime
+
+    hours = [datetime(2026, 12, 6, hour, 37, 12, 123456, tzinfo=UTC) for hour in (0, 3, 12, 23)]
+    claimtime.resolve(phrase, hours[0], [phrase])  # this day's parser built
+    built = claimtime._parser.cache_info().misses
+    found = {claimtime.resolve(phrase, when, [phrase]) for when in hours}
+    assert claimtime._parser.cache_info().misses == built  # no parser built for the later hours
+    assert len(found) == 1 and None not in found

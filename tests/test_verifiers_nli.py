@@ -9,14 +9,18 @@ import os
 import shutil
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from factcheck import Claim, ConfigError, Evidence
+from factcheck.context import using
+from factcheck.embed import load_embedder
 from factcheck.text import split_sentences
 from factcheck.types import Assessment, strength
+from factcheck.usage import UsageRecorder
 from factcheck.verifiers.nli import (
     CONFLICTING,
     LABELS,
@@ -524,3 +528,32 @@ def test_units_off_topic_are_not_read_and_the_decision_is_the_one_reading_everyt
     )
     with pytest.raises(ValueError, match=r"read it with min_similarity 0\.3 or lower"):
         shipped.configure(min_similarity=0.3).decide(reading)
+
+
+def test_a_claim_no_passage_covers_is_answered_without_running_either_model() -> None:
+    claim = Claim("c1", "Hydroxychloroquine reduced mortality among hospitalised COVID-19 patients in the trial.")
+    evidence = [Evidence("corpus", "The samples were stored at minus 80 degrees. Funding came from a grant.", "doc0")]
+    verifier = NLIVerifier()
+    recorder = UsageRecorder()
+    with using(usage=recorder):
+        skipped = verifier.assess(claim, evidence)
+    read = verifier.decide(verifier.read(claim, evidence))  # what reading everything decides
+    assert skipped.factuality is None and skipped.rationale.startswith(NO_PASSAGE)
+    assert (skipped.factuality, skipped.confidence) == (read.factuality, read.confidence) == (None, 0.0)
+    assert skipped.rationale == read.rationale
+    assert "nli:pairs" not in recorder.calls and "embedder:texts" not in recorder.calls  # neither model ran
+    assert verifier.assess(claim, []).rationale == "no evidence retrieved"  # no sentence at all: said so, as before
+
+
+def test_a_text_is_encoded_once_a_process_and_alone_as_before() -> None:
+    embedder = load_embedder()
+    texts = [f"Statins lowered LDL cholesterol by {n} percent in trial {uuid.uuid4().hex}." for n in range(3)]
+    alone = embedder.encode(texts, batch_size=1)  # each text alone: no batch-mate moves its int8 scales
+    first, again = UsageRecorder(), UsageRecorder()
+    with using(usage=first):
+        remembered = embedder.encode_each([texts[0], *texts, texts[2]])
+    with using(usage=again):
+        repeated = embedder.encode_each(texts)
+    assert np.array_equal(remembered[1:4], alone) and np.array_equal(remembered[0], alone[0])
+    assert np.array_equal(repeated, alone)
+    assert first.calls["embedder:texts"] == 3 and "embedder:texts" not in again.calls  # each text encoded once

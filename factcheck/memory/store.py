@@ -14,8 +14,11 @@ corrections while checks read.
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
 import sqlite3
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field, replace
@@ -309,6 +312,58 @@ class MemoryStore:
         wal = self.path.with_name(self.path.name + "-wal")
         mtimes = [self.path.stat().st_mtime_ns, wal.stat().st_mtime_ns if wal.exists() else 0]
         return f"{newest}-{count}-{max(mtimes)}"
+
+
+class StampWatch:
+    """What changes whenever the store at ``path`` does, cheap enough to ask on every request: SQLite's
+    ``PRAGMA data_version`` on one connection kept open (it moves whenever another connection, in this
+    process or another, commits), and the file's identity (a file replaced or removed is another store).
+    No query of the tables, no thread: about ten microseconds. The stamp is not :meth:`MemoryStore.stamp`'s;
+    two stamps are equal only when nothing was written between them. Where the file cannot be read without
+    waiting (a writer holds it), each call gives a stamp never given before, so nothing keyed by it is
+    reused."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path).expanduser()
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._file: tuple[int, int] | None = None  # (device, inode) of the file the connection reads
+        self._version: int | None = None
+        self._changes = 0  # how many times the store was seen to change
+        self._unread = itertools.count()
+
+    def stamp(self) -> str:
+        try:
+            stat = os.stat(self.path)
+        except FileNotFoundError:
+            return "absent"
+        except OSError:
+            return f"unreadable-{next(self._unread)}"
+        with self._lock:
+            try:
+                if self._db is None or self._file != (stat.st_dev, stat.st_ino):
+                    self._close()
+                    uri = f"{self.path.resolve().as_uri()}?mode=ro"
+                    self._db = sqlite3.connect(uri, uri=True, timeout=0, check_same_thread=False)
+                    self._file = (stat.st_dev, stat.st_ino)
+                version = int(self._db.execute("PRAGMA data_version").fetchone()[0])
+            except sqlite3.Error:
+                self._close()
+                return f"unreadable-{next(self._unread)}"
+            if version != self._version:
+                self._version = version
+                self._changes += 1
+            return f"{stat.st_dev}-{stat.st_ino}-{self._changes}"
+
+    def _close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+        self._db, self._file, self._version = None, None, None
+        self._changes += 1  # a new connection's data_version starts anew: never the old stamp again
+
+    def close(self) -> None:
+        with self._lock:
+            self._close()
 
 
 _INSERT = (

@@ -40,7 +40,7 @@ from factcheck.errors import ConfigError, FactcheckError, InputError
 from factcheck.events import CheckEvent
 from factcheck.memory.corrections import Recorded, correction_from_result, correction_from_text, record, recorded_json
 from factcheck.memory.settings import MemorySettings, memory_settings
-from factcheck.memory.store import MAX_CLAIM, MAX_NOTE, Correction, MemoryStore
+from factcheck.memory.store import MAX_CLAIM, MAX_NOTE, Correction, MemoryStore, StampWatch
 from factcheck.pipeline import Checker
 from factcheck.registry import get_registry
 from factcheck.server.answers import AnswerCache
@@ -193,6 +193,7 @@ class Service:
         self.components: dict[str, Any] = {}  # GET /v1/components' answer, worked out once
         self.components_lock = asyncio.Lock()
         self.memory_settings: MemorySettings | None = None  # the checkers' [memory], read at the first correction
+        self.memory_watch: StampWatch | None = None  # the memory's stamp, for the keys of kept answers
         self.checks_cancelled = 0  # checks stopped because their client went away (GET /v1/health)
 
     def client_gone(self, route: str) -> None:
@@ -220,15 +221,15 @@ class Service:
     def memory_stamp(self) -> str:
         """What changes whenever the experience memory does (a correction taken here, by another worker, or
         forgotten with ``factcheck memory forget``): part of an answer's cache key, so an answer kept from
-        before a correction is never repeated after it. Empty when the server keeps no memory."""
-        try:
-            memory = self.memory()
-        except APIError:
-            return ""
-        try:
-            return MemoryStore(memory.path or "").stamp()
-        except (FactcheckError, OSError, sqlite3.Error):
-            return "unreadable"  # the check's memory agent says why; its answer is not cached (an agent error)
+        before a correction is never repeated after it. Empty when the server keeps no memory. Cheap enough
+        for every request, on the event loop (:class:`StampWatch`: no query, no thread)."""
+        if self.memory_watch is None:
+            try:
+                memory = self.memory()
+            except APIError:
+                return ""
+            self.memory_watch = StampWatch(memory.path or "")
+        return self.memory_watch.stamp()
 
     async def own_judgments(self, claim: str) -> tuple[Judgment, ...]:
         """This server's own judgments of ``claim`` (its default checker, the claim alone): what
@@ -398,7 +399,7 @@ async def check(body: CheckRequest, request: Request, who: str = Depends(caller)
     # A text of another date is another check (its claims' times, the sources' dates); an undated one is
     # answered from memory as the check of its first asking, within the cache's time to live.
     # A correction taken since (the memory's stamp) makes it another check too: its precedents may differ.
-    memory = await asyncio.to_thread(service.memory_stamp)
+    memory = service.memory_stamp()
     answer_key = (
         service.pool.key(body.profile, body.scorer, body.labels, body.deliberation),
         body.date,

@@ -67,7 +67,7 @@ import numpy as np
 from factcheck.embed import embedder_digest, load_embedder
 from factcheck.errors import ConfigError
 from factcheck.extractors.decontext import needs_antecedent
-from factcheck.onnxmodel import open_onnx
+from factcheck.onnxmodel import THREADS, open_onnx
 from factcheck.options import setting
 from factcheck.plugin import Verifier, hookimpl
 from factcheck.plugin.verifier import WEAK_CAP
@@ -89,7 +89,7 @@ COMPARABLE_COUNTER = 0.75  # the other side weighs at least this share of the ve
 class NLIModel:
     """The ONNX cross-encoder and its tokenizer: ``probabilities(pairs)`` -> rows of (S, R, NEI)."""
 
-    def __init__(self, folder: Path, threads: int = 0) -> None:
+    def __init__(self, folder: Path, threads: int = THREADS) -> None:
         opened = open_onnx(folder, MODEL_FILES, "nli: model folder", threads)
         config = opened.config
         if list(config.get("labels", [])) != list(LABELS):
@@ -131,7 +131,7 @@ _configs: dict[Path, dict[str, Any]] = {}
 _lock = threading.Lock()
 
 
-def load_model(folder: Path, threads: int = 0) -> NLIModel:
+def load_model(folder: Path, threads: int = THREADS) -> NLIModel:
     """The model in ``folder``, loaded once per process (sessions are thread-safe and shared)."""
     key = (folder.resolve(), threads)
     with _lock:
@@ -379,7 +379,8 @@ class NLIVerifier(Verifier):
     ``windows`` two-sentence windows around the closest; ``calibrated``
     (confidence from the model's calibration, else the bare probability) and
     ``calibration`` (the weight of the deciding probability, in place of the model's);
-    ``batch_size``, ``threads`` (onnxruntime intra-op threads; 0: its default). The decision rule
+    ``batch_size``, ``threads`` (onnxruntime intra-op threads a model run, of the classifier and the encoder; 1:
+    the claims run side by side instead; 0: onnxruntime's default, one per core). The decision rule
     (:meth:`rule`): ``support_threshold``, ``refute_threshold``, ``conflict``, ``agree`` and ``margin`` (None:
     the model's fitted rule, nli.json's ``decision``), and ``about`` (a deciding sentence must name the claim's
     subject and relation; false reads any sentence on topic, as before issue 39).
@@ -410,7 +411,7 @@ class NLIVerifier(Verifier):
     about: bool = True  # the deciding sentence must name the claim's subject and relation (verifiers/about.py)
     # Pair by pair: no padding, and no batch-mate moves a probability (int8 scales per batch).
     batch_size: int = setting(1, minimum=1)
-    threads: int = setting(0, minimum=0, zero="onnxruntime's default")
+    threads: int = setting(THREADS, minimum=0, zero="onnxruntime's default, one per core")
 
     def __post_init__(self) -> None:
         super().__post_init__()  # the declared ranges
@@ -474,7 +475,7 @@ class NLIVerifier(Verifier):
         fits = model.fits(claim.text, [unit.text for unit in windows])
         return units + [unit for unit, fit in zip(windows, fits, strict=True) if fit], len(ranked)
 
-    def read(self, claim: Claim, evidence: Sequence[Evidence]) -> Reading:
+    def read(self, claim: Claim, evidence: Sequence[Evidence], overlap: tuple[float, int] | None = None) -> Reading:
         """Classify ``claim`` against the units of the evidence that are closest to it in meaning. A unit less
         similar than ``min_similarity`` is off topic: nothing in :meth:`decide` reads its probabilities, so the
         model does not read it (about two units in five; its row says NOT ENOUGH INFO)."""
@@ -487,7 +488,7 @@ class NLIVerifier(Verifier):
             model = load_model(self.model_folder, self.threads)
             probs[on_topic] = model.probabilities([(claim.text, units[i].text) for i in on_topic], self.batch_size)
             record_call("nli:pairs", len(on_topic))
-        share, shared = word_overlap(claim.text, evidence)
+        share, shared = overlap or word_overlap(claim.text, evidence)
         return Reading(tuple(units), probs, tuple(evidence), share, shared, claim.text, read_from=self.min_similarity)
 
     def confidence(self, balance: Balance, p: float, *, sure: bool = True) -> float:
@@ -519,19 +520,14 @@ class NLIVerifier(Verifier):
         and its passage comes first in the judgment's evidence."""
         if not reading.units:
             return Assessment(None, 0.0, "no evidence retrieved")
-        min_similarity, min_relevance, min_coverage = self.min_similarity, self.min_relevance, self.min_coverage
+        min_similarity, min_relevance = self.min_similarity, self.min_relevance
         if min_similarity < reading.read_from:
             raise ValueError(
                 f"this reading classified only the units with similarity >= {reading.read_from:g}: read it with "
                 f"min_similarity {min_similarity:g} or lower to decide at {min_similarity:g}"
             )
-        if reading.coverage < min_coverage and reading.shared < self.min_shared:
-            return Assessment(
-                None,
-                0.0,
-                f"{NO_PASSAGE}: the best passage holds {reading.coverage:.0%} of its content words "
-                f"(at least {min_coverage:.0%}, or {self.min_shared} words, needed)",
-            )
+        if (uncovered := self.uncovered(reading.coverage, reading.shared)) is not None:
+            return uncovered
         closest = reading.units[reading.closest]
         if closest.similarity < min_similarity:
             return Assessment(
@@ -552,6 +548,18 @@ class NLIVerifier(Verifier):
                 f"best P(supports) {best[SUPPORTS]:.2f}, P(refutes) {best[REFUTES]:.2f})",
             )
         return self.rule(reading if self.about else replace(reading, about=False), min_similarity)
+
+    def uncovered(self, coverage: float, shared: int) -> Assessment | None:
+        """The abstention of the coverage gate, or None when a passage holds enough of the claim's content words:
+        ``min_coverage`` of them, or ``min_shared``."""
+        if coverage >= self.min_coverage or shared >= self.min_shared:
+            return None
+        return Assessment(
+            None,
+            0.0,
+            f"{NO_PASSAGE}: the best passage holds {coverage:.0%} of its content words "
+            f"(at least {self.min_coverage:.0%}, or {self.min_shared} words, needed)",
+        )
 
     def thresholds(self) -> Thresholds:
         """The decision rule's thresholds: the options where set, else the model's (nli.json's ``decision``,
@@ -656,8 +664,15 @@ class NLIVerifier(Verifier):
         )
 
     def assess(self, claim: Claim, evidence: Sequence[Evidence]) -> Assessment:
-        """Synchronous judgment (the async :meth:`judge` runs it in a worker thread)."""
-        return self.decide(self.read(claim, evidence))
+        """Synchronous judgment (the async :meth:`judge` runs it in a worker thread). A claim that no passage
+        covers (the coverage gate of :meth:`decide`) is answered before either model runs, since :meth:`decide`
+        would read nothing they compute."""
+        overlap = word_overlap(claim.text, evidence)
+        if (uncovered := self.uncovered(*overlap)) is not None and any(
+            len(sentence) > 1 for item in evidence for sentence in split_sentences(item.text)
+        ):
+            return uncovered
+        return self.decide(self.read(claim, evidence, overlap))
 
     async def judge(self, claim: Claim, evidence: Sequence[Evidence]) -> Assessment:
         return await asyncio.to_thread(self.assess, claim, evidence)
