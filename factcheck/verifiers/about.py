@@ -14,10 +14,8 @@ the model's to read.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 from factcheck.verifiers.lexical import content_stems
 
@@ -60,24 +58,15 @@ class ClaimParts:
         return None
 
 
-_parsing = threading.Lock()
-
-
-@lru_cache(maxsize=1)
-def _parser() -> Any:
-    """A spaCy pipeline of this module's own (the extractor's model, loaded again): a pipeline is not safe to
-    call from two threads at once, and claims are judged in worker threads while the extractor parses texts."""
-    from factcheck.extractors.sentence import load_pipeline
-
-    return load_pipeline.__wrapped__("auto")
-
-
 @lru_cache(maxsize=4096)
 def claim_parts(claim: str) -> ClaimParts:
     """The claim's subject and relation, from its dependency parse: the subject is the subtree of the main
-    verb's subject (the first noun chunk where the parse has none), the relation every other content word."""
-    with _parsing:
-        doc = _parser()(claim)
+    verb's subject (the first noun chunk where the parse has none), the relation every other content word.
+    The parse is the extractor's pipeline's (:func:`factcheck.extractors.sentence.parse`: safe from the worker
+    threads that judge claims while texts are parsed, and one pipeline loaded, not two)."""
+    from factcheck.extractors.sentence import load_pipeline, parse
+
+    (doc,) = parse(load_pipeline("auto"), [claim])
     stems = frozenset(content_stems(claim))
     roots = [sentence.root for sentence in doc.sents]
     if not roots or roots[0].pos_ not in ("VERB", "AUX"):
