@@ -25,7 +25,7 @@ class OnnxModel:
 
 # One thread a model run. The shipped models read one sentence (or one claim and sentence) at a time, a few dozen
 # tokens: split over threads, such a run costs more CPU than it saves time, and onnxruntime's pool spins between
-# runs (python bench/profile.py; docs/performance.md). A check's claims, and a server's requests, run side by side
+# runs (python bench/profile_stages.py; docs/performance.md). A check's claims, and a server's requests, run side by side
 # in their own threads instead, so the cores are used all the same.
 THREADS = 1
 

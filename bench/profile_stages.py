@@ -16,9 +16,9 @@ embedded while the verifier picks its evidence counts as ``embed``, the verifier
 is CPU time. Each run also writes its raw collapsed stacks (``--out``; open them in speedscope or
 flamegraph.pl), and the table lists the functions that cost the most.
 
-    python bench/profile.py                                  # cached and cold, this tree
-    python bench/profile.py --baseline 4af1622 --out build/profile
-    python bench/profile.py --what cold --claims 60 --rate 250
+    python bench/profile_stages.py                                  # cached and cold, this tree
+    python bench/profile_stages.py --baseline 4af1622 --out build/profile
+    python bench/profile_stages.py --what cold --claims 60 --rate 250
 """
 
 from __future__ import annotations
