@@ -34,6 +34,7 @@ from factcheck.verifiers.nli import (
     NLIVerifier,
     Reading,
     Unit,
+    features,
     load_model,
 )
 
@@ -557,3 +558,21 @@ def test_a_text_is_encoded_once_a_process_and_alone_as_before() -> None:
     assert np.array_equal(remembered[1:4], alone) and np.array_equal(remembered[0], alone[0])
     assert np.array_equal(repeated, alone)
     assert first.calls["embedder:texts"] == 3 and "embedder:texts" not in again.calls  # each text encoded once
+
+
+def test_pairs_remembered_unpadded_are_fed_as_the_tokenizer_pads_a_batch() -> None:
+    from tokenizers import Tokenizer
+
+    model = load_model(SHIPPED_MODEL)
+    reference = Tokenizer.from_file(str(SHIPPED_MODEL / "tokenizer.json"))
+    reference.enable_padding(pad_id=0, pad_token="[PAD]")
+    reference.enable_truncation(max_length=model.max_length, strategy="longest_first")
+    claim = "Statins lower LDL cholesterol."
+    pairs = [(claim, "word " * n + "Statins lowered LDL cholesterol by a third.") for n in (0, 7, 40, 300)]
+    model.encodings(pairs[:2])  # two of them tokenised before, and remembered
+    batch = features(model.encodings(pairs))
+    padded = reference.encode_batch(pairs)
+    assert batch["input_ids"].tolist() == [e.ids for e in padded]
+    assert batch["attention_mask"].tolist() == [e.attention_mask for e in padded]
+    assert batch["token_type_ids"].tolist() == [e.type_ids for e in padded]
+    assert model.fits(claim, [text for _, text in pairs]) == [True, True, True, False]  # the last is cut

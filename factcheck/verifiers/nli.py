@@ -57,6 +57,7 @@ import hashlib
 import json
 import math
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -83,6 +84,8 @@ SUPPORTS, REFUTES, NEI = range(3)
 MODEL_FILES = ("model.onnx", "tokenizer.json", "nli.json")
 READING_FORMAT = "units-2"  # bump when what the model reads of the evidence changes
 MIN_CONFIDENCE = 0.05
+FEATURES = ("input_ids", "attention_mask", "token_type_ids")
+TOKENISED = 4096  # (claim, text) pairs whose tokens are remembered per model
 COMPARABLE_COUNTER = 0.75  # the other side weighs at least this share of the verdict's: a comparable counter
 
 
@@ -98,26 +101,55 @@ class NLIModel:
         self.max_length = int(config.get("max_length", 128))
         self.tokenizer = opened.tokenizer
         self.tokenizer.enable_truncation(max_length=self.max_length, strategy="longest_first")
+        self.tokenizer.no_padding()  # pairs are kept unpadded, and padded per batch (:func:`features`)
         self.session = opened.session
         self.inputs = {i.name for i in self.session.get_inputs()}
+        # Pairs tokenised, remembered: :meth:`fits` tokenises the pairs a claim may read, and
+        # :meth:`probabilities` reads some of the same pairs.
+        self._tokenised: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        self._tokenised_lock = threading.Lock()
+
+    def encodings(self, pairs: Sequence[tuple[str, str]]) -> list[Any]:
+        """The tokenizer's encoding of each pair (unpadded), each pair tokenised once among the last
+        :data:`TOKENISED` asked for."""
+        with self._tokenised_lock:
+            known = {pair: self._tokenised[pair] for pair in pairs if pair in self._tokenised}
+        new = list(dict.fromkeys(pair for pair in pairs if pair not in known))
+        if new:
+            made = self.tokenizer.encode_batch(new)
+            known.update(zip(new, made, strict=True))
+            with self._tokenised_lock:
+                for pair, encoding in zip(new, made, strict=True):
+                    self._tokenised[pair] = encoding
+                while len(self._tokenised) > TOKENISED:
+                    self._tokenised.popitem(last=False)
+        return [known[pair] for pair in pairs]
 
     def fits(self, claim: str, texts: Sequence[str]) -> list[bool]:
         """Whether the model reads each ``(claim, text)`` pair whole, within its ``max_length`` tokens."""
-        return [not encoding.overflowing for encoding in self.tokenizer.encode_batch([(claim, t) for t in texts])]
+        return [not encoding.overflowing for encoding in self.encodings([(claim, t) for t in texts])]
 
     def probabilities(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> np.ndarray:
         """Calibrated label probabilities, one row per (claim, evidence) pair."""
         rows = []
         for start in range(0, len(pairs), batch_size):
-            encodings = self.tokenizer.encode_batch(list(pairs[start : start + batch_size]))
-            features = {
-                "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
-                "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
-                "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
-            }
-            (logits,) = self.session.run(["logits"], {k: v for k, v in features.items() if k in self.inputs})
+            batch = features(self.encodings(list(pairs[start : start + batch_size])))
+            (logits,) = self.session.run(["logits"], {k: v for k, v in batch.items() if k in self.inputs})
             rows.append(softmax(np.asarray(logits, dtype=np.float64) / self.temperature))
         return np.concatenate(rows) if rows else np.zeros((0, len(LABELS)))
+
+
+def features(encodings: Sequence[Any]) -> dict[str, np.ndarray]:
+    """The model's inputs for a batch of encodings, padded at the end to the longest as the tokenizer pads a
+    batch: ``[PAD]`` (id 0), attention 0 and token type 0."""
+    longest = max((len(e.ids) for e in encodings), default=0)
+    batch = {name: np.zeros((len(encodings), longest), dtype=np.int64) for name in FEATURES}
+    for row, encoding in enumerate(encodings):
+        width = len(encoding.ids)
+        batch["input_ids"][row, :width] = encoding.ids
+        batch["attention_mask"][row, :width] = encoding.attention_mask
+        batch["token_type_ids"][row, :width] = encoding.type_ids
+    return batch
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:
