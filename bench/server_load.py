@@ -24,12 +24,19 @@ goes to 127.0.0.1 only and stops by itself.
 (exported with ``git archive`` into a temporary folder, nothing checked out)
 and runs every phase against both servers, one after the other, so the two
 columns are measured under the same load on a shared machine; the table gives
-both and their ratio.
+both and their ratio. That code runs with this interpreter when it has every
+requirement of the commit's pyproject.toml, else with an overlay venv that adds
+the missing ones (``bench/baseline.py``; made once under ~/.cache/factcheck/bench).
+
+``--short`` is CI's form (.ci/run): 2 s phases, 1 s of quiet, 5 warm texts, and a
+cold phase only at the fewest clients (one of 50 clients lasts until the 50 first
+answers are in: half a minute on 2 cores). About 45 s with ``--baseline`` here.
 
     python bench/server_load.py [--clients 1,10,50] [--duration 10] [--verifier lexical] [--baseline HEAD] [--out FILE]
     python bench/server_load.py --clients 50 --duration 5 --settle 15   # quiet before each warm phase
     python bench/server_load.py --clients 50 --duration 5 --baseline HEAD --per-second   # p95 second by second
     python bench/server_load.py --clients 1 --duration 5 --baseline 76d4395 --stream 20   # and a streamed check
+    python bench/server_load.py --clients 1,50 --short --baseline 4af1622   # CI's short form
 
 ``--stream N`` also sends texts of N claims to ``POST /v1/check/stream``, one at a time (each server in
 turn, ``--stream-repeats`` texts, cold then the same texts again warm), and reports the time to the first
@@ -45,6 +52,7 @@ import gzip
 import itertools
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -56,6 +64,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from baseline import export, python_for
 
 CORPUS = Path(__file__).resolve().parent.parent / "factcheck" / "data" / "scifact-corpus.jsonl.gz"
 KEY = "bench-key-0123456789"
@@ -97,19 +106,13 @@ def free_port() -> int:
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def export(ref: str, folder: Path) -> Path:
-    """The tree of git commit ``ref`` written to ``folder`` (``git archive``; the working tree is untouched)."""
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
-    return folder
-
-
 def start_server(
     port: int, cache: Path, profile: str, verifier: str | None, code: Path = ROOT, workers: int = 1
 ) -> subprocess.Popen[bytes]:
     """``factcheck serve`` from the code in ``code``, in a subprocess, so the clients and the server do not
     share one interpreter."""
-    args = [sys.executable, "-m", "factcheck", "serve", "--port", str(port), "--profile", profile]
+    python = sys.executable if code == ROOT else python_for(code, extras=("server",))
+    args = [python, "-m", "factcheck", "serve", "--port", str(port), "--profile", profile]
     args += ["--rate-per-minute", "0", "--log-level", "warning", "--deadline", "60"]
     if workers > 1:
         args += ["--workers", str(workers)]
@@ -296,12 +299,18 @@ async def raw_phase(server: str, url: str, clients: int, duration: float, pick: 
 
 
 async def run(
-    urls: dict[str, str], levels: list[int], duration: float, client_kind: str = "raw", settle: float = 0.0
+    urls: dict[str, str],
+    levels: list[int],
+    duration: float,
+    client_kind: str = "raw",
+    settle: float = 0.0,
+    warm_texts: int = WARM_TEXTS,
+    cold_levels: list[int] | None = None,
 ) -> list[Row]:
     """Every phase against every server in turn (the same texts for each); ``settle`` seconds of quiet before
-    each warm phase."""
+    each warm phase; cold phases only at ``cold_levels`` (default: every level)."""
     everything = list(texts())
-    warm, rest = everything[:WARM_TEXTS], everything[WARM_TEXTS:]
+    warm, rest = everything[:warm_texts], everything[warm_texts:]
     share = len(rest) // len(levels)  # each level's cold phases get texts of their own
     for url in urls.values():
         async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {KEY}"}, timeout=120) as client:
@@ -311,7 +320,8 @@ async def run(
     for number, clients in enumerate(levels):
         cold = rest[number * share : (number + 1) * share]  # cycled if a phase sends more (then not all cold)
         for name, url in urls.items():
-            rows.append(await phase(name, url, clients, duration, itertools.cycle(cold), "cold", client_kind))
+            if cold_levels is None or clients in cold_levels:
+                rows.append(await phase(name, url, clients, duration, itertools.cycle(cold), "cold", client_kind))
         await asyncio.sleep(settle)
         for name, url in urls.items():
             rows.append(await phase(name, url, clients, duration, itertools.cycle(warm), "warm", client_kind))
@@ -420,27 +430,37 @@ def table(rows: list[Row]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", default="1,10,50", help="Comma list of concurrent clients.")
-    parser.add_argument("--duration", type=float, default=10.0, help="Seconds per phase (at most 120).")
+    parser.add_argument("--duration", type=float, help="Seconds per phase (at most 120; default 10, --short 2).")
     parser.add_argument("--profile", default="offline")
     parser.add_argument("--verifier", help="Pin the corpus agent's verifier (e.g. lexical); default: the profile's.")
     parser.add_argument("--workers", type=int, default=1, help="Worker processes of this code's server.")
     parser.add_argument("--client", choices=["raw", "httpx"], default="raw", help="How the load is sent.")
     parser.add_argument("--baseline", help="Also serve this git commit (e.g. HEAD) and measure both, side by side.")
     parser.add_argument("--out", type=Path, help="Also write the rows as JSON here.")
-    parser.add_argument("--settle", type=float, default=0.0, help="Seconds of quiet before each warm phase.")
+    parser.add_argument("--settle", type=float, help="Seconds of quiet before each warm phase (default 0, --short 1).")
+    parser.add_argument(
+        "--short",
+        action="store_true",
+        help="CI's form: 2 s phases, 1 s settle, 5 warm texts, a cold phase only at the fewest clients.",
+    )
     parser.add_argument("--per-second", action="store_true", help="Also print each phase's p95 second by second.")
     parser.add_argument("--stream", type=int, default=0, help="Also stream texts of this many claims (0: none).")
     parser.add_argument("--stream-repeats", type=int, default=5, help="How many texts --stream sends a server.")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a timeout's TERM still stops the servers
     levels = [int(n) for n in args.clients.split(",") if n.strip()]
-    duration = min(max(args.duration, 1.0), 120.0)  # bounded: a benchmark never runs unattended for long
+    duration = args.duration if args.duration is not None else (2.0 if args.short else 10.0)
+    duration = min(max(duration, 1.0), 120.0)  # bounded: a benchmark never runs unattended for long
+    settle = args.settle if args.settle is not None else (1.0 if args.short else 0.0)
+    # A cold phase of 50 clients lasts until the 50 first answers are in, half a minute on 2 cores: the short
+    # form measures a new claim's cost with the fewest clients only.
+    warm_texts, cold_levels = (5, [min(levels)]) if args.short else (WARM_TEXTS, None)
     with tempfile.TemporaryDirectory(prefix="factcheck-bench-") as folder:
         servers: dict[str, subprocess.Popen[bytes]] = {}
         urls: dict[str, str] = {}
         try:
             codes = {"current": ROOT}
             if args.baseline:
-                (Path(folder) / "baseline").mkdir()
                 codes[args.baseline] = export(args.baseline, Path(folder) / "baseline")
             for name, code in codes.items():
                 cache = Path(folder) / f"cache-{len(urls)}"
@@ -449,7 +469,7 @@ def main() -> None:
                 workers = args.workers if name == "current" else 1
                 servers[name] = start_server(port, cache, args.profile, args.verifier, code, workers)
                 urls[name] = f"http://127.0.0.1:{port}"
-            rows = asyncio.run(run(urls, levels, duration, args.client, args.settle))
+            rows = asyncio.run(run(urls, levels, duration, args.client, settle, warm_texts, cold_levels))
             streams = asyncio.run(run_streams(urls, args.stream, args.stream_repeats)) if args.stream else []
         finally:
             for server in servers.values():
