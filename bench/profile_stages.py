@@ -28,6 +28,7 @@ import asyncio
 import gzip
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -39,12 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from server_load import CORPUS, KEY, ROOT, RawClient, export, free_port, wait_until_up
-
-
-def python_for(code: Path) -> str:  # TODO: bench/baseline.py
-    return sys.executable
-
+from baseline import export
+from server_load import CORPUS, ROOT, RawClient, free_port, start_server
 
 # (stage, what a frame's file or function name contains): the innermost frame that matches decides.
 STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -133,11 +130,12 @@ def short(frame: str) -> str:
     return f"{name} ({where})"
 
 
-def environment(code: Path, cache: Path) -> dict[str, str]:
-    env = {**os.environ, "FACTCHECK_API_KEYS": KEY, "FACTCHECK_CACHE_DIR": str(cache), "FACTCHECK_CACHE": ""}
-    env["FACTCHECK_CLAIMS_PER_MINUTE"] = "0"
-    env["PYTHONPATH"] = os.pathsep.join([str(code), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    return env
+def py_spy() -> str:
+    """The py-spy program (the dev extra installs it beside this interpreter)."""
+    found = shutil.which("py-spy") or shutil.which("py-spy", path=str(Path(sys.executable).parent))
+    if found is None:
+        raise SystemExit("bench/profile_stages.py needs py-spy: pip install py-spy (or the dev extra)")
+    return found
 
 
 def cpu_seconds(pid: int) -> float:
@@ -150,16 +148,13 @@ def profile_server(code: Path, folder: Path, rate: int, kind: str, args: argpars
     """``factcheck serve`` of ``code``, up and warmed, profiled while it answers cached or cold checks."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    command = [python_for(code), "-m", "factcheck", "serve", "--port", str(port), "--profile", "offline"]
-    command += ["--rate-per-minute", "0", "--log-level", "warning", "--deadline", "60"]
-    server = subprocess.Popen(command, env=environment(code, folder), cwd=code)
+    server = start_server(port, folder, "offline", None, code)
     out = folder / f"{kind}.txt"
     try:
-        wait_until_up(server, url)
         texts = list(titles(args.claims + 1))
         asyncio.run(sequential(url, texts[:1]))  # the first check loads what a check loads lazily
         spy = subprocess.Popen(
-            ["py-spy", "record", "--format", "raw", "--rate", str(rate), "-o", str(out), "--pid", str(server.pid)],
+            [py_spy(), "record", "--format", "raw", "--rate", str(rate), "-o", str(out), "--pid", str(server.pid)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
