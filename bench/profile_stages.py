@@ -154,7 +154,19 @@ def profile_server(code: Path, folder: Path, rate: int, kind: str, args: argpars
         texts = list(titles(args.claims + 1))
         asyncio.run(sequential(url, texts[:1]))  # the first check loads what a check loads lazily
         spy = subprocess.Popen(
-            [py_spy(), "record", "--format", "raw", "--rate", str(rate), "-o", str(out), "--pid", str(server.pid)],
+            [
+                py_spy(),
+                "record",
+                "--nonblocking",
+                "--format",
+                "raw",
+                "--rate",
+                str(rate),
+                "-o",
+                str(out),
+                "--pid",
+                str(server.pid),
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )

@@ -193,7 +193,8 @@ class Service:
         self.components: dict[str, Any] = {}  # GET /v1/components' answer, worked out once
         self.components_lock = asyncio.Lock()
         self.memory_settings: MemorySettings | None = None  # the checkers' [memory], read at the first correction
-        self.memory_watch: StampWatch | None = None  # the memory's stamp, for the keys of kept answers
+        # The memory's stamp, for the keys of kept answers; None: not yet looked at; False: no memory.
+        self.memory_watch: StampWatch | Literal[False] | None = None
         self.checks_cancelled = 0  # checks stopped because their client went away (GET /v1/health)
 
     def client_gone(self, route: str) -> None:
@@ -227,9 +228,10 @@ class Service:
             try:
                 memory = self.memory()
             except APIError:
+                self.memory_watch = False  # the server's settings keep no memory: none for its whole life
                 return ""
             self.memory_watch = StampWatch(memory.path or "")
-        return self.memory_watch.stamp()
+        return self.memory_watch.stamp() if self.memory_watch else ""
 
     async def own_judgments(self, claim: str) -> tuple[Judgment, ...]:
         """This server's own judgments of ``claim`` (its default checker, the claim alone): what
