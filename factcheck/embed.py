@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from factcheck.onnxmodel import THREADS, open_onnx
+from factcheck.onnxmodel import THREADS, open_onnx, side_by_side
 from factcheck.usage import record_call
 
 SHIPPED_EMBEDDER = Path(__file__).resolve().parent / "data" / "embedder"
@@ -72,22 +72,26 @@ class Embedder:
 
     def encode_each(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors of ``texts`` each encoded alone (no batch-mate, no padding), as :meth:`encode` with
-        ``batch_size=1`` gives them; a text encoded alone before, among the last :data:`REMEMBERED`, is not
-        encoded again."""
+        ``batch_size=1`` gives them, on every core at once (:func:`factcheck.onnxmodel.side_by_side`); a text
+        encoded alone before, among the last :data:`REMEMBERED`, is not encoded again."""
+        known: dict[str, np.ndarray] = {}
+        with self._alone_lock:
+            for text in texts:
+                if (vector := self._alone.get(text)) is not None:
+                    self._alone.move_to_end(text)
+                    known[text] = vector
+        new = list(dict.fromkeys(text for text in texts if text not in known))
+        if new:
+            vectors = side_by_side(lambda text: self.encode([text], batch_size=ONE_AT_A_TIME)[0], new)
+            record_call("embedder:texts", len(new))
+            known.update(zip(new, vectors, strict=True))
+            with self._alone_lock:
+                self._alone.update(zip(new, vectors, strict=True))
+                while len(self._alone) > REMEMBERED:
+                    self._alone.popitem(last=False)
         matrix = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for row, text in enumerate(texts):
-            with self._alone_lock:
-                known = self._alone.get(text)
-                if known is not None:
-                    self._alone.move_to_end(text)
-            if known is None:
-                known = self.encode([text], batch_size=ONE_AT_A_TIME)[0]
-                record_call("embedder:texts")
-                with self._alone_lock:
-                    self._alone[text] = known
-                    while len(self._alone) > REMEMBERED:
-                        self._alone.popitem(last=False)
-            matrix[row] = known
+            matrix[row] = known[text]
         return matrix
 
     def similarities(self, query: str, texts: Sequence[str]) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""Opening a shipped ONNX model: its folder's files checked, its tokenizer and its CPU inference session.
+"""Opening a shipped ONNX model: its folder's files checked, its tokenizer and its CPU inference session;
+and running many small inputs of one claim side by side (:func:`side_by_side`).
 
 The NLI cross-encoder (:mod:`factcheck.verifiers.nli`) and the sentence encoder (:mod:`factcheck.embed`)
 open the same way; each then sets the tokenizer's truncation it needs.
@@ -7,9 +8,13 @@ open the same way; each then sets the tokenizer's truncation it needs.
 from __future__ import annotations
 
 import json
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from factcheck.errors import ConfigError
 
@@ -23,10 +28,13 @@ class OnnxModel:
     config: dict[str, Any]
 
 
-# One thread a model run. The shipped models read one sentence (or one claim and sentence) at a time, a few dozen
-# tokens: split over threads, such a run costs more CPU than it saves time, and onnxruntime's pool spins between
-# runs (python bench/profile_stages.py; docs/performance.md). A check's claims, and a server's requests, run side by side
-# in their own threads instead, so the cores are used all the same.
+T = TypeVar("T")
+R = TypeVar("R")
+
+# One thread a model run. The shipped models read one sentence (or one claim and sentence) at a time, a few
+# dozen tokens: split over threads, such a run costs more CPU than it saves time, and onnxruntime's pool spins
+# between runs (python bench/profile_stages.py; docs/performance.md). The runs of a claim go side by side
+# instead, one a core (:func:`side_by_side`), and so do the claims of a check and a server's requests.
 THREADS = 1
 
 
@@ -58,3 +66,31 @@ def open_onnx(folder: Path, files: tuple[str, str, str], what: str, threads: int
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     session = onnxruntime.InferenceSession(str(folder / model), options, providers=["CPUExecutionProvider"])
     return OnnxModel(session, tokenizer, config)
+
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def side_by_side(work: Callable[[T], R], items: Sequence[T]) -> list[R]:
+    """``work(item)`` for each item, in order, run on one thread per core: a claim's sentences, each read alone
+    by a model on one thread (:data:`THREADS`), are read at once on every core, instead of one after the other
+    on one. Each result is computed exactly as alone; only the time changes. The threads are shared by every
+    check of the process, so checks running side by side never ask for more runs at once than there are cores."""
+    if len(items) < 2:
+        return [work(item) for item in items]
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="factcheck-onnx")
+        pool = _pool
+    return list(pool.map(work, items))
+
+
+def _forget_pool() -> None:
+    """In a forked child, the parent's threads are not there: start a pool of its own when needed."""
+    global _pool
+    _pool = None
+
+
+os.register_at_fork(after_in_child=_forget_pool)

@@ -68,7 +68,7 @@ import numpy as np
 from factcheck.embed import embedder_digest, load_embedder
 from factcheck.errors import ConfigError
 from factcheck.extractors.decontext import needs_antecedent
-from factcheck.onnxmodel import THREADS, open_onnx
+from factcheck.onnxmodel import THREADS, open_onnx, side_by_side
 from factcheck.options import setting
 from factcheck.plugin import Verifier, hookimpl
 from factcheck.plugin.verifier import WEAK_CAP
@@ -131,11 +131,15 @@ class NLIModel:
 
     def probabilities(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> np.ndarray:
         """Calibrated label probabilities, one row per (claim, evidence) pair."""
-        rows = []
-        for start in range(0, len(pairs), batch_size):
-            batch = features(self.encodings(list(pairs[start : start + batch_size])))
-            (logits,) = self.session.run(["logits"], {k: v for k, v in batch.items() if k in self.inputs})
-            rows.append(softmax(np.asarray(logits, dtype=np.float64) / self.temperature))
+        encodings = self.encodings(pairs)
+        batches = [encodings[start : start + batch_size] for start in range(0, len(pairs), batch_size)]
+
+        def run(batch: list[Any]) -> np.ndarray:
+            fed = features(batch)
+            (logits,) = self.session.run(["logits"], {k: v for k, v in fed.items() if k in self.inputs})
+            return softmax(np.asarray(logits, dtype=np.float64) / self.temperature)
+
+        rows = side_by_side(run, batches)  # each batch as alone, on every core at once
         return np.concatenate(rows) if rows else np.zeros((0, len(LABELS)))
 
 
