@@ -70,27 +70,36 @@ def open_onnx(folder: Path, files: tuple[str, str, str], what: str, threads: int
 
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
+_busy = 0  # calls of side_by_side running on the pool now
 
 
 def side_by_side(work: Callable[[T], R], items: Sequence[T]) -> list[R]:
-    """``work(item)`` for each item, in order, run on one thread per core: a claim's sentences, each read alone
-    by a model on one thread (:data:`THREADS`), are read at once on every core, instead of one after the other
-    on one. Each result is computed exactly as alone; only the time changes. The threads are shared by every
-    check of the process, so checks running side by side never ask for more runs at once than there are cores."""
-    if len(items) < 2:
-        return [work(item) for item in items]
-    global _pool
+    """``work(item)`` for each item, in order. While no other claim is using them, the items run on one thread
+    per core: a claim's sentences, each read alone by a model on one thread (:data:`THREADS`), are read at once
+    on every core instead of one after the other. Each result is computed exactly as alone; only the time
+    changes. When another claim is already running side by side (a batch, a busy server), the items run here,
+    one after the other: the claims then fill the cores themselves, and more threads would only contend."""
+    global _pool, _busy
     with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="factcheck-onnx")
-        pool = _pool
-    return list(pool.map(work, items))
+        alone = len(items) > 1 and _busy == 0
+        if alone:
+            _busy += 1
+            if _pool is None:
+                _pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="factcheck-onnx")
+            pool = _pool
+    if not alone:
+        return [work(item) for item in items]
+    try:
+        return list(pool.map(work, items))
+    finally:
+        with _pool_lock:
+            _busy -= 1
 
 
 def _forget_pool() -> None:
     """In a forked child, the parent's threads are not there: start a pool of its own when needed."""
-    global _pool
-    _pool = None
+    global _pool, _busy
+    _pool, _busy = None, 0
 
 
 os.register_at_fork(after_in_child=_forget_pool)

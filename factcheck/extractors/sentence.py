@@ -104,10 +104,22 @@ def _parse_together(jobs: list[_Job]) -> None:
             job.docs, start = docs[start : start + len(job.texts)], start + len(job.texts)
 
 
-@cache
+_pipelines: dict[str, Language] = {}
+_pipelines_lock = threading.RLock()
+
+
 def load_pipeline(model: str) -> Language:
+    """The spaCy pipeline for ``model``, loaded once a process (:func:`read_pipeline`): threads asking at once
+    (a batch's first documents, the claims being judged) wait for the one load, never make one each."""
+    with _pipelines_lock:
+        if model not in _pipelines:
+            _pipelines[model] = read_pipeline(model)
+        return _pipelines[model]
+
+
+def read_pipeline(model: str) -> Language:
     """The spaCy pipeline for ``model`` (``"auto"``: the packaged small English model,
-    else a blank English pipeline with a rule-based sentencizer)."""
+    else a blank English pipeline with a rule-based sentencizer), loaded anew."""
     import spacy
 
     _register_no_break_inside()
