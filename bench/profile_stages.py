@@ -1,7 +1,7 @@
 """Where a check's time goes: a sampled profile of a cached request and of cold claims, stage by stage.
 
 The profiler is py-spy (sampling, in its own process: the code runs unchanged, at full speed). Two
-measurements, each on this tree and, with ``--baseline REF``, on git commit REF side by side:
+measurements, each on this tree and, with ``--baseline REF[,REF...]``, on each git commit REF side by side:
 
 - ``cached``: ``factcheck serve`` (offline profile) runs under py-spy; one text is checked once, then
   ``--clients`` clients send that same text for ``--duration`` seconds, so every answer comes from the
@@ -18,6 +18,7 @@ flamegraph.pl), and the table lists the functions that cost the most.
 
     python bench/profile_stages.py                                  # cached and cold, this tree
     python bench/profile_stages.py --baseline 4af1622 --out build/profile
+    python bench/profile_stages.py --baseline 0c5605c,4af1622      # two earlier commits beside this tree
     python bench/profile_stages.py --what cold --claims 60 --rate 250
 """
 
@@ -47,7 +48,7 @@ from server_load import CORPUS, ROOT, RawClient, free_port, start_server
 STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("start-up", ("importlib._bootstrap", "load_embedder", "load_model", "open_onnx", "_load_index", "warm_up")),
     ("embed", ("factcheck/embed.py",)),
-    ("verify", ("factcheck/verifiers/", "onnxruntime/")),
+    ("verify", ("factcheck/verifiers/",)),  # a model run counts where it was asked for: verify or embed
     ("retrieve", ("factcheck/sources/", "bm25s/", "Stemmer", "factcheck/ranking.py", "factcheck/pages.py")),
     ("extract", ("factcheck/extractors/", "spacy/", "thinc/", "factcheck/claimtime.py", "dateparser/", "py3langid")),
     ("deliberate", ("factcheck/deliberation/",)),
@@ -263,10 +264,8 @@ def table(columns: dict[str, Run], unit: str, scale: float, top: int) -> str:
     lines.append(row("**measured CPU of the process**", measured))
     outside = (m - per(r, r.profile.samples) for m, r in zip(measured, columns.values(), strict=True))
     lines.append(row("measured less sampled (native threads: onnxruntime's pool)", outside))
-    if len(names) == 2:
-        lines.append(
-            f"\n{names[0]} / {names[1]}: {measured[0] / measured[1]:.2f}x the measured CPU a {unit.split('/')[1]}"
-        )
+    for name, cpu in zip(names[1:], measured[1:], strict=True):
+        lines.append(f"\n{names[0]} / {name}: {measured[0] / cpu:.2f}x the measured CPU a {unit.split('/')[1]}")
     for name, run in columns.items():
         lines += [
             f"\n{name}: the {top} costliest functions ({unit}; own: innermost frame; total: anywhere on the stack)\n"
@@ -280,7 +279,7 @@ def table(columns: dict[str, Run], unit: str, scale: float, top: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--what", default="cached,cold", help="cached, cold, or both (comma list).")
-    parser.add_argument("--baseline", help="Also profile this git commit (e.g. 4af1622), side by side.")
+    parser.add_argument("--baseline", help="Also profile these git commits (a comma list, e.g. 4af1622), side by side.")
     parser.add_argument("--rate", type=int, default=200, help="Samples a second.")
     parser.add_argument("--clients", type=int, default=50, help="Clients repeating the cached text.")
     parser.add_argument("--duration", type=float, default=6.0, help="Seconds of cached requests.")
@@ -292,9 +291,9 @@ def main() -> None:
     report = []
     with tempfile.TemporaryDirectory(prefix="factcheck-profile-") as tmp:
         codes = {"current": ROOT}
-        if args.baseline:
-            (Path(tmp) / "baseline").mkdir()
-            codes[args.baseline] = export(args.baseline, Path(tmp) / "baseline")
+        for ref in (r.strip() for r in (args.baseline or "").split(",") if r.strip()):
+            (Path(tmp) / f"code-{ref}").mkdir()
+            codes[ref] = export(ref, Path(tmp) / f"code-{ref}")
         for kind in what:
             columns = {}
             for name, code in codes.items():

@@ -171,3 +171,26 @@ def test_ci_prints_both_short_forms_after_the_linters_and_never_fails_on_them() 
         following = step.splitlines()[step.splitlines().index(line) + 1]
         assert line.startswith("timeout ") and following.lstrip().startswith("|| echo ")
         assert command in docs
+
+
+def test_the_profile_gives_each_sample_to_its_innermost_stage_and_drops_waiting_threads(tmp_path: Path) -> None:
+    stages = load("profile_stages")
+    raw = tmp_path / "raw.txt"
+    lines = [
+        # a sentence embedded while the verifier reads: embed, not verify
+        "run (factcheck/pipeline/run.py:10);assess (factcheck/verifiers/nli.py:5);"
+        "encode (factcheck/embed.py:9);Session.run (onnxruntime/capi/x.py:1) 30",
+        "run (factcheck/pipeline/run.py:10);probabilities (factcheck/verifiers/nli.py:5);"
+        "Session.run (onnxruntime/capi/x.py:1) 50",
+        "main (x.py:1);_find_and_load (<frozen importlib._bootstrap>:1);<module> (spacy/__init__.py:1) 15",
+        "Thread.run (threading.py:982);_worker (concurrent/futures/thread.py:81) 400",  # a worker waiting
+        "run (factcheck/server/app.py:3);dumps (json/encoder.py:1) 5",
+    ]
+    raw.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    profile = stages.Profile.read(raw, rate=100)
+    assert profile.samples == 100  # the waiting worker's 400 are not work
+    assert dict(profile.stages) == {"embed": 30, "verify": 50, "start-up": 15, "serialise": 5}
+    assert profile.own["Session.run (onnxruntime/capi/x.py)"] == 80
+    run = stages.Run(profile, count=10, cpu_s=1.5)
+    table = stages.table({"current": run, "old": stages.Run(profile, count=10, cpu_s=1.0)}, "ms/claim", 1e3, 3)
+    assert "| verify | 50.0 | 50.0 |" in table and "current / old: 1.50x the measured CPU a claim" in table
