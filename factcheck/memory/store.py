@@ -318,10 +318,10 @@ class StampWatch:
     """What changes whenever the store at ``path`` does, cheap enough to ask on every request: SQLite's
     ``PRAGMA data_version`` on one connection kept open (it moves whenever another connection, in this
     process or another, commits), and the file's identity (a file replaced or removed is another store).
-    No query of the tables, no thread: about ten microseconds. The stamp is not :meth:`MemoryStore.stamp`'s;
-    two stamps are equal only when nothing was written between them. Where the file cannot be read without
-    waiting (a writer holds it), each call gives a stamp never given before, so nothing keyed by it is
-    reused."""
+    No query of the tables, no thread: about ten microseconds, and never a wait (a write under way leaves a
+    reader of a WAL database the last commit). The stamp is not :meth:`MemoryStore.stamp`'s; two stamps are
+    equal only when nothing was written between them. Where the file cannot be read (not a database, no
+    permission), each call gives a stamp never given before, so nothing keyed by it is reused."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path).expanduser()
