@@ -136,7 +136,7 @@ def test_a_component_option_declared_with_bounds_is_range_checked() -> None:
         ("verifiers", "llm", "temperature", 2, 2.5, r"llm: temperature must be a number in \[0, 2\], got 2.5"),
         ("verifiers", "llm", "max_passages", 1, 0, "llm: max_passages must be a whole number of at least 1"),
         ("verifiers", "nli", "min_relevance", 1, 1.5, r"nli: min_relevance must be a number in \[0, 1\], got 1.5"),
-        ("verifiers", "nli", "threads", 0, -1, r"nli: threads must be 0 \(onnxruntime's default\) or a positive"),
+        ("verifiers", "nli", "threads", 0, -1, r"nli: threads must be 0 \(onnxruntime's default, one per core\) or a"),
         ("verifiers", "lexical", "max_confidence", 0.5, 0.4, r"lexical: max_confidence must be a number in \[0.5, 1\]"),
         ("extractors", "llm", "max_queries", 10, 11, r"llm extractor: max_queries must be a whole number in \[1, 10\]"),
         ("extractors", "llm", "max_tokens", 1, 0, "llm extractor: max_tokens must be a whole number of at least 1"),
