@@ -69,6 +69,7 @@ from factcheck.agent import Agent
 from factcheck.batch.engine import LocalEngine, Tally, run_batch
 from factcheck.batch.inputs import Document, open_input
 from factcheck.build import build_checker
+from factcheck.paths import shared_data_dir
 from factcheck.pipeline import Checker
 from factcheck.resume import AppendLog
 from factcheck.testing import ScriptedVerifier, StaticSource
@@ -241,12 +242,6 @@ def side_by_side(ref: str, latency_s: float, levels: Sequence[int], rounds: int,
 
 
 DEFAULT_BASELINE = "4af1622"  # the main before issue 43's turn; --baseline names another
-
-
-def shared_data() -> Path:
-    """``$FACTCHECK_SHARED_DATA``, else ``../shared/data`` beside this checkout."""
-    explicit = os.environ.get("FACTCHECK_SHARED_DATA")
-    return Path(explicit).expanduser() if explicit else ROOT.parent / "shared" / "data"
 
 
 def scifact_input(data: Path, limit: int | None, path: Path) -> int:
@@ -463,7 +458,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--baseline",
         help=f"also measure git commit REF (e.g. HEAD), level by level, side by side (scifact: {DEFAULT_BASELINE})",
     )
-    parser.add_argument("--data", type=Path, default=shared_data(), help="scifact: the shared data folder")
+    parser.add_argument("--data", type=Path, default=shared_data_dir(), help="scifact: the shared data folder")
     parser.add_argument("--limit", type=int, help="scifact: only the first N dev claims (default: all 300)")
     parser.add_argument("--row-json", action="store_true", help=argparse.SUPPRESS)  # one level, as JSON (internal)
     args = parser.parse_args(argv)
