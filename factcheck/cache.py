@@ -56,6 +56,7 @@ from typing import Any, ClassVar, TypeVar
 
 from factcheck.options import check_fields, coerce_section, env_values, setting
 from factcheck.paths import cache_dir
+from factcheck.sqlitewal import busy, use_wal
 from factcheck.usage import record_cache_hit, usage_var
 
 T = TypeVar("T")
@@ -159,8 +160,8 @@ class Cache:
         self._check_wal()
         connection = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
         try:
-            connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA busy_timeout=30000")
+            use_wal(connection, 30)
             connection.executescript(_SCHEMA)
             columns = {row[1] for row in connection.execute("PRAGMA table_info(entries)")}
             if "expires" not in columns:  # a cache file written before entries could expire
@@ -296,7 +297,7 @@ class Cache:
             try:
                 return self._retry(operation)
             except (sqlite3.Error, OSError) as exc:
-                if isinstance(exc, sqlite3.Error) and _busy(exc):
+                if isinstance(exc, sqlite3.Error) and busy(exc):
                     raise
                 self._failed(exc)
         return default
@@ -417,12 +418,6 @@ def _valid_wal_header(head: bytes) -> bool:
         s1 = (s1 + x1 + s2) & 0xFFFFFFFF
         s2 = (s2 + x2 + s1) & 0xFFFFFFFF
     return (s1, s2) == (sum1, sum2)
-
-
-def _busy(exc: sqlite3.Error) -> bool:
-    """True for a database another connection holds (busy, locked): a passing state, not a broken cache."""
-    message = str(exc).lower()
-    return "locked" in message or "busy" in message
 
 
 def _corrupt(exc: sqlite3.DatabaseError) -> bool:

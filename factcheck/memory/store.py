@@ -28,6 +28,7 @@ from typing import Any
 
 from factcheck.agent import normalise_claim
 from factcheck.errors import ConfigError, InputError
+from factcheck.sqlitewal import use_wal
 from factcheck.types import Evidence, Judgment
 
 MEMORY_SCHEMA = 1
@@ -225,7 +226,7 @@ class MemoryStore:
         tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if tables:
             self._check_schema(connection)
-        connection.execute("PRAGMA journal_mode=WAL")
+        use_wal(connection, 10)
         connection.execute("PRAGMA secure_delete=ON")  # a forgotten correction's text is overwritten, not left
         connection.executescript(_SCHEMA)
         connection.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(MEMORY_SCHEMA),))
