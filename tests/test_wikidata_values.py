@@ -245,7 +245,8 @@ def test_two_julian_days_are_compared_as_written_only() -> None:
         ("Rome fell in 476 CE.", ["476"]),
         ("Stonehenge dates from the 3rd millennium BC.", ["the 3rd millennium BC"]),
         ("The revolution began on 25 October 1917 (O.S.).", ["25 October 1917 (Julian)"]),
-        ("The revolution began on 25 October 1917, Old Style.", ["25 October 1917"]),
+        ("The revolution began on 25 October 1917, Old Style.", ["25 October 1917 (Julian)"]),
+        ("The revolution began on 7 November 1917.", ["7 November 1917"]),
     ],
 )
 def test_times_in_reads_the_dates_a_claim_states(claim: str, texts: list[str]) -> None:

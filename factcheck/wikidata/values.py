@@ -245,7 +245,7 @@ _MONTH_NUMBERS.update({name[:3].lower(): number for number, name in enumerate(_M
 _MONTH_NUMBERS["sept"] = 9
 _MONTH = r"(?-i:(?P<month>" + "|".join([*_MONTHS, "Sept", *(m[:3] for m in _MONTHS if len(m) > 3)]) + r")(?!\w)\.?)"
 _ERA = r"(?:\s?(?-i:(?P<era>B\.C\.E\.|B\.C\.|BCE|BC|A\.D\.|AD|C\.E\.|CE)))"
-_OLD_STYLE = r"(?P<old>\s*\(?(?:O\.\s?S\.|Old Style)\)?)"
+_OLD_STYLE = r"(?P<old>[\s,]*\(?(?:O\.\s?S\.|Old Style)\)?)"
 _ORDINAL_SUFFIX = r"(?:st|nd|rd|th)"
 _ORDINAL_WORDS = {
     word: n
@@ -319,8 +319,8 @@ def times_in(text: str) -> list[Time]:
     every other date is Gregorian.
 
     A bare number of three or four digits is a year only where it reads as one: after "in", "since", "from",
-    "until", "before", "after", "during", "circa", "born", "died", "the year", an opening bracket, at the start
-    of the claim (four digits), or after a year it continues ("from 1949 to 1990", "1949-1990"); and never
+    "between", "until", "before", "after", "during", "circa", "born", "died", "the year", an opening bracket,
+    at the start of the claim (four digits), or after a year it continues ("from 1949 to 1990", "1949-1990"); and never
     when a unit, a multiplier, a count or a plural noun follows it ("1889 metres", "in 1500 homes"), nor inside
     a figure ("1,889 feet", "2.1 million", "31/03/1889"). Three digits need a preposition and must close the
     phrase ("in 476.", "in 476 the empire fell"). Years run from 100 to 2999 without an era.
