@@ -68,7 +68,7 @@ def install_and_test(
 def test_the_guides_tests_pass_on_the_guides_plugin_installed(tmp_path: Path) -> None:
     result = install_and_test(tmp_path, *guide_plugin())
     assert result.returncode == 0, result.stdout + result.stderr
-    assert re.search(r"\b3 passed\b", result.stdout), result.stdout
+    assert re.search(r"\b4 passed\b", result.stdout), result.stdout
     assert "PluginWarning" not in result.stdout + result.stderr
 
 
@@ -94,6 +94,6 @@ def test_the_guides_registration_test_fails_on_a_plugin_that(
         module = module.replace(old, new)
     result = install_and_test(tmp_path, module, pyproject, strict=False)  # as the author runs them: the test alone
     assert result.returncode == 1, what
-    assert "1 failed, 2 passed" in result.stdout, result.stdout
+    assert "1 failed, 3 passed" in result.stdout, result.stdout
     assert "FAILED tests/test_guide_0.py::test_installed_once_through_its_entry_point" in result.stdout
     assert says in result.stdout, result.stdout
