@@ -79,6 +79,7 @@ CONFIG_KEYS = (
     "cache",
     "memory",
     "server",
+    "wikidata",
 )
 
 
@@ -106,8 +107,14 @@ class Profile:
 PROFILES: dict[str, Profile] = {
     "offline": Profile("offline", (AgentSpec("corpus", "corpus", "nli"),), "nli", "sentence"),
     "baseline": Profile("baseline", (AgentSpec("corpus", "corpus", "lexical"),), "lexical", "sentence"),
-    # Keyless general knowledge: any MediaWiki's lead sections (--wikipedia-url), judged by the shipped model.
-    "wiki": Profile("wiki", (AgentSpec("wikipedia", "wikipedia", "nli"),), "nli", "sentence"),
+    # Keyless general knowledge: any MediaWiki's pages (--wikipedia-url), judged by the shipped model, and
+    # Wikidata's statements on entity claims (--wikidata-url), compared by their types.
+    "wiki": Profile(
+        "wiki",
+        (AgentSpec("wikipedia", "wikipedia", "nli"), AgentSpec("wikidata", "wikidata", "wikidata")),
+        "nli",
+        "sentence",
+    ),
     "paper": Profile(
         "paper",
         (
@@ -361,6 +368,10 @@ def settings_from_mapping(
     reject_unknown(pipeline, (*PIPELINE_SETTINGS, *ROUTING_OPTIONS), where, "[pipeline] setting")
     values = coerce_values(Settings, {k: v for k, v in pipeline.items() if k in PIPELINE_SETTINGS}, where)
     agents = tuple(_agent_from_toml(name, table, profile) for name, table in _table(data, "agents", where).items())
+    # [wikidata] url: the wikidata agent's Wikibase, as --wikidata-url sets it.
+    wikidata = _table(data, "wikidata", where)
+    reject_unknown(wikidata, ("url",), where, "[wikidata] setting")
+    source_options = {"wikidata": {"api_url": wikidata["url"]}} if "url" in wikidata else {}
     try:
         return Settings(
             profile=profile,
@@ -378,6 +389,7 @@ def settings_from_mapping(
             deliberation=str(deliberation.pop("policy", "off")),
             deliberation_options=deliberation,  # every other key: checked by the policy when it is built
             memory=_table(data, "memory", where),
+            source_options=source_options,
             **values,
         )
     except ConfigError as exc:
@@ -406,6 +418,7 @@ ENDPOINT_VARIABLES = (
     ("serper", "base_url", "FACTCHECK_SERPER_URL"),
     ("serpapi", "base_url", "FACTCHECK_SERPAPI_URL"),
     ("wikipedia", "api_url", "FACTCHECK_WIKIPEDIA_URL"),
+    ("wikidata", "api_url", "FACTCHECK_WIKIDATA_URL"),
 )
 
 

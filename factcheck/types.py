@@ -73,6 +73,12 @@ def _optional_str(value: Any, what: str) -> str | None:
     return value
 
 
+def _optional_mapping(value: Any, what: str) -> Mapping[str, Any] | None:
+    if value is not None and not isinstance(value, Mapping):
+        raise InputError(f"{what} must be an object or null, got {type(value).__name__}")
+    return value
+
+
 def _optional_float(value: Any, what: str) -> float | None:
     if value is None:
         return None
@@ -240,10 +246,13 @@ class Evidence:
     retrieved_at: str | None = None
     published_at: str | None = None  # the date the passage speaks for (a result's date, a revision's time)
     time_note: str | None = None  # set by the check when that date is far from the claim's time
+    # What a structured source read, as JSON (a Wikidata statement: its item, property, typed value, rank and
+    # qualifiers; factcheck.wikidata): ``text`` says it as a sentence, this is what a typed verifier compares.
+    data: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """The evidence's JSON fields (``time_note`` only when set: it is not part of what a source gives)."""
-        data = {
+        """The evidence's JSON fields (``time_note`` and ``data`` only when set: most sources give neither)."""
+        data: dict[str, Any] = {
             "source": self.source,
             "title": self.title,
             "url": self.url,
@@ -253,6 +262,8 @@ class Evidence:
         }
         if self.time_note is not None:
             data["time_note"] = self.time_note
+        if self.data is not None:
+            data["data"] = dict(self.data)
         return data
 
     @classmethod
@@ -266,6 +277,7 @@ class Evidence:
             retrieved_at=_optional_str(data.get("retrieved_at"), "evidence retrieved_at"),
             published_at=_optional_str(data.get("published_at"), "evidence published_at"),
             time_note=_optional_str(data.get("time_note"), "evidence time_note"),
+            data=_optional_mapping(data.get("data"), "evidence data"),
         )
 
 

@@ -45,6 +45,18 @@ def _isolated_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
 
 
 @pytest.fixture(autouse=True, scope="session")
+def _empty_wikidata(_isolated_session: None) -> Iterator[None]:
+    """The wikidata agent of the wiki and paper profiles asks an empty Wikibase on this machine unless a test
+    points it elsewhere: it finds no item, so it gives no judgment and no request leaves the machine."""
+    from factcheck.testing.wikibase import FakeWikibase
+
+    with FakeWikibase({}) as server:
+        os.environ["FACTCHECK_WIKIDATA_URL"] = f"{server.url}/w/api.php"
+        yield
+        os.environ.pop("FACTCHECK_WIKIDATA_URL", None)
+
+
+@pytest.fixture(autouse=True, scope="session")
 def _no_internet() -> Iterator[None]:
     """Tests never touch the internet: resolving any host but this machine fails loudly."""
     real = socket.getaddrinfo

@@ -33,18 +33,23 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeServer]:
 
 
 def check(server: FakeServer, text: str, *extra: str) -> tuple[int, str]:
-    args = ["check", text, "--profile", "wiki", "--wikipedia-url", server.url + API, "--no-cache", *extra]
+    """The wiki profile's Wikipedia agent alone (the wikidata agent's own tests: tests/test_wikidata_agent.py)."""
+    args = ["check", text, "--profile", "wiki", "--agents", "wikipedia", "--wikipedia-url", server.url + API]
+    args += ["--no-cache", *extra]
     result = CliRunner().invoke(cli, args)
     return result.exit_code, result.output
 
 
-def test_the_profile_is_the_wikipedia_agent_judged_by_nli_with_sentence_claims() -> None:
+def test_the_profile_is_the_wikipedia_agent_judged_by_nli_and_the_wikidata_agent_with_sentence_claims() -> None:
     profile = PROFILES["wiki"]
-    assert [(a.name, a.source, a.verifier) for a in profile.agents] == [("wikipedia", "wikipedia", "nli")]
+    assert [(a.name, a.source, a.verifier) for a in profile.agents] == [
+        ("wikipedia", "wikipedia", "nli"),
+        ("wikidata", "wikidata", "wikidata"),
+    ]
     assert (profile.extractor, profile.default_verifier) == ("sentence", "nli")
     settings = load_settings(env={}, profile="wiki", source_options={"wikipedia": {"api_url": "http://x/w/api.php"}})
-    [agent] = settings.resolved_agents()
-    assert agent.source_options == {"api_url": "http://x/w/api.php"}
+    wikipedia, wikidata = settings.resolved_agents()
+    assert wikipedia.source_options == {"api_url": "http://x/w/api.php"} and wikidata.source_options == {}
 
 
 def test_a_claim_the_lead_section_states_is_true_with_one_request_per_claim(server: FakeServer) -> None:

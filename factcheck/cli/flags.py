@@ -246,10 +246,18 @@ wikipedia_url_flag = click.option(
 )
 
 
+wikidata_url_flag = click.option(
+    "--wikidata-url",
+    cls=HelpOption,
+    default_text="settings ([wikidata] url), else https://www.wikidata.org/w/api.php",
+    help="Wikibase API URL (the wikidata agent's).",
+)
+
+
 def endpoint_flags(command: Callable[..., Any]) -> Callable[..., Any]:
-    """``--serper-url``, ``--serpapi-url`` and ``--wikipedia-url``: where the search agents send their
-    requests, the same flags in every command that checks (check, batch, eval, serve)."""
-    return serper_url_flag(serpapi_url_flag(wikipedia_url_flag(command)))
+    """``--serper-url``, ``--serpapi-url``, ``--wikipedia-url`` and ``--wikidata-url``: where the search agents
+    send their requests, the same flags in every command that checks (check, batch, eval, serve)."""
+    return serper_url_flag(serpapi_url_flag(wikipedia_url_flag(wikidata_url_flag(command))))
 
 
 def _as_of(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -398,6 +406,7 @@ class CheckerFlags:
     serper_url: str | None = None  # --serper-url
     serpapi_url: str | None = None  # --serpapi-url
     wikipedia_url: str | None = None  # --wikipedia-url
+    wikidata_url: str | None = None  # --wikidata-url
     routing: str | None = None  # --routing
     tau: str | None = None  # --tau
     trust_file: Path | None = None  # --trust
@@ -424,6 +433,7 @@ CHECKER_FLAGS: tuple[Decorator, ...] = (
     serper_url_flag,
     serpapi_url_flag,
     wikipedia_url_flag,
+    wikidata_url_flag,
     cache_flag,
     no_cache_flag,
     refresh_flag,
@@ -466,6 +476,8 @@ def settings_from_flags(flags: CheckerFlags) -> Settings:
         source_options["serpapi"] = {"base_url": flags.serpapi_url}
     if flags.wikipedia_url:
         source_options["wikipedia"] = {"api_url": flags.wikipedia_url}
+    if flags.wikidata_url:
+        source_options["wikidata"] = {"api_url": flags.wikidata_url}
     cache: dict[str, Any] = {"path": str(flags.cache_path)} if flags.cache_path else {}
     if flags.no_cache:
         cache["enabled"] = False

@@ -156,6 +156,7 @@ def serve(
     serper_url: str | None,
     serpapi_url: str | None,
     wikipedia_url: str | None,
+    wikidata_url: str | None,
     forwarded_allow_ips: str | None,
     workers: int,
     log_level: str,
@@ -180,7 +181,9 @@ def serve(
     # The server's front door: the [server] table, the environment and these flags, read once; the flags for
     # every checker it builds go to them as data (to worker processes too), never through the environment.
     settings = ServerSettings.load(config, **flags)
-    overrides = checker_overrides(corpus, memory_path, serper=serper_url, serpapi=serpapi_url, wikipedia=wikipedia_url)
+    overrides = checker_overrides(
+        corpus, memory_path, serper=serper_url, serpapi=serpapi_url, wikipedia=wikipedia_url, wikidata=wikidata_url
+    )
     if settings.deliberation is not None:  # an unknown policy stops the server now, not each request
         from factcheck.registry import get_registry
 
@@ -225,7 +228,7 @@ def serve(
 def checker_overrides(corpus: Path | None, memory_path: Path | None, **urls: str | None) -> dict[str, Any]:
     """``factcheck serve``'s flags for every checker it builds, as :func:`~factcheck.load_settings` overrides:
     ``--corpus``, ``--memory`` and each search endpoint (``urls`` by source: ``serper=``, ``serpapi=``,
-    ``wikipedia=``), as ``check`` and ``batch`` take them. Flags not given are left out."""
+    ``wikipedia=``, ``wikidata=``), as ``check`` and ``batch`` take them. Flags not given are left out."""
     overrides: dict[str, Any] = {}
     if corpus is not None:
         overrides["corpus"] = str(corpus)

@@ -39,11 +39,14 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+import httpx
+
 from factcheck.cache import cached
 from factcheck.context import current
-from factcheck.errors import ServiceHTTPError, SourceError, SourceRefusedError
+from factcheck.errors import ConfigError, ServiceHTTPError, SourceError, SourceRefusedError
 from factcheck.html import has_tags, paragraphs_text, sectioned_text, strip_html
-from factcheck.net import request_json, service
+from factcheck.net import package_version, request_json, service
+from factcheck.secrets import secret
 from factcheck.usage import record_note
 
 VERSION = "4"  # bump when the requests or the parsing of answers change, to invalidate cached entries
@@ -88,6 +91,35 @@ APPENDICES = frozenset(
         "notes and references",
     }
 )
+
+
+# The User-Agent Wikimedia's policy asks for names the operator: its contact is set by whoever runs a check.
+USER_AGENT_ENV = "FACTCHECK_WIKIPEDIA_USER_AGENT"
+# The contact must be the operator's own, so the default has none and says so to whoever reads the logs.
+DEFAULT_USER_AGENT = (
+    f"factcheck-agents/{package_version()} (operator contact not set: set {USER_AGENT_ENV}) "
+    f"python-httpx/{httpx.__version__}"
+)
+
+
+def check_user_agent(value: object, where: str, component: str) -> None:
+    """A User-Agent must be one non-empty printable line (it becomes an HTTP header)."""
+    if not isinstance(value, str) or not value.strip() or not value.isprintable():
+        raise ConfigError(f"{component}: {where} must be one line of printable text, got {value!r}")
+
+
+def chosen_user_agent(option: str | None, component: str, env: tuple[str, ...] = (USER_AGENT_ENV,)) -> str:
+    """The User-Agent a Wikimedia source sends: its ``user_agent`` option, else the first of the ``env``
+    variables set, else :data:`DEFAULT_USER_AGENT`; ConfigError for one that cannot be a header."""
+    if option is not None:
+        check_user_agent(option, "user_agent", component)
+        return option.strip()
+    for name in env:
+        from_env = secret(name).strip()  # the operator's contact, kept out of settings files
+        if from_env:
+            check_user_agent(from_env, name, component)
+            return from_env
+    return DEFAULT_USER_AGENT
 
 
 def is_int(value: object) -> bool:
@@ -201,13 +233,13 @@ def _lag_retries(host: str) -> Callable[[Any], bool]:
     return retry
 
 
-def _gave_up_on_lag(host: str, data: Mapping[str, Any]) -> None:
+def _gave_up_on_lag(host: str, data: Mapping[str, Any], service: str = SERVICE) -> None:
     """After a maxlag answer left unretried: remember ``host`` as lagging, note it once in the check's usage,
     and raise SourceError (the agent abstains with it)."""
     LAGGING.remember(host)
     retries = f"{MAXLAG_RETRIES} {'retry' if MAXLAG_RETRIES == 1 else 'retries'}"
     note = (
-        f"{SERVICE}: {host} lags (maxlag): gave up after {retries} of at most {MAXLAG_WAIT_S:g}s;"
+        f"{service}: {host} lags (maxlag): gave up after {retries} of at most {MAXLAG_WAIT_S:g}s;"
         f" for {LAG_HOLD_S:g}s its requests are sent once, with no waiting"
     )
     if (recorder := current().usage) is not None and note not in recorder.notes:
@@ -360,18 +392,22 @@ def _user_agent_refused(exc: ServiceHTTPError) -> bool:
 class MediaWiki:
     """One wiki's ``api.php`` (``endpoint``), asked with ``user_agent``, ``timeout_s`` per request and at
     most ``concurrency`` requests at once; ``user_agent_setting`` names where the operator sets the
-    User-Agent (a refusal of it says so)."""
+    User-Agent (a refusal of it says so). ``service`` names the requests in errors, usage and the cache, and
+    ``version`` keys their cache entries: a Wikibase (Wikidata's own API, a MediaWiki too) is asked through
+    this same client (:mod:`factcheck.wikidata.api`)."""
 
     endpoint: str
     user_agent: str
     timeout_s: float = 20.0
     concurrency: int = 1
     user_agent_setting: str = "the User-Agent"
+    service: str = SERVICE
+    version: str = VERSION
 
     def _refused_user_agent(self, exc: ServiceHTTPError) -> SourceRefusedError:
         host = urlsplit(self.endpoint).netloc
         return SourceRefusedError(
-            f"{SERVICE}: {host} refused the User-Agent {self.user_agent!r} (HTTP 403: {exc.message}). "
+            f"{self.service}: {host} refused the User-Agent {self.user_agent!r} (HTTP 403: {exc.message}). "
             f"Set one that names your tool and how to reach you, with {self.user_agent_setting}, "
             f"e.g. 'my-factchecker/1.0 (you@example.org)'; see {USER_AGENT_POLICY}"
         )
@@ -380,7 +416,7 @@ class MediaWiki:
         """GET the API with ``params`` and return ``parse(answer)``, through the check's cache."""
         url = self.endpoint
         host = urlsplit(url).netloc
-        refusal_key = (SERVICE, url, self.user_agent)
+        refusal_key = (self.service, url, self.user_agent)
         refusals = service().refusals
 
         def before_send() -> None:
@@ -395,7 +431,7 @@ class MediaWiki:
                 data = await request_json(
                     "GET",
                     url,
-                    service=SERVICE,
+                    service=self.service,
                     params=params,
                     headers={"User-Agent": self.user_agent},
                     timeout_s=self.timeout_s,
@@ -413,10 +449,12 @@ class MediaWiki:
                 refusals.remember(refusal_key, str(refused))
                 raise refused from None
             if is_lagged(data):
-                _gave_up_on_lag(host, data)
+                _gave_up_on_lag(host, data, self.service)
             return parse(data)
 
-        return await cached(kind=SERVICE, version=VERSION, request={"url": url, "params": dict(params)}, compute=fetch)
+        return await cached(
+            kind=self.service, version=self.version, request={"url": url, "params": dict(params)}, compute=fetch
+        )
 
     async def search(self, query: str, limit: int, whole: bool = False) -> list[dict[str, Any]]:
         """The top ``limit`` hits for ``query``, best first, as ``{"pageid", "title", "url", "extract",

@@ -69,29 +69,19 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-import httpx
-
 from factcheck.claimtime import reading_times
 from factcheck.dates import timestamp
 from factcheck.errors import ConfigError, SourceError
-from factcheck.net import package_version
 from factcheck.options import setting
 from factcheck.pages import PASSAGE_CHARS, passages_of, select_passages
 from factcheck.plugin import Source, hookimpl
-from factcheck.secrets import secret
-from factcheck.sources.mediawiki import MAX_PAGES, MediaWiki
+from factcheck.sources.mediawiki import MAX_PAGES, USER_AGENT_ENV, MediaWiki, check_user_agent, chosen_user_agent
 from factcheck.types import Claim, Evidence
 from factcheck.usage import record_note
 
-USER_AGENT_ENV = "FACTCHECK_WIKIPEDIA_USER_AGENT"
 # Where a refused User-Agent is changed, as the refusal names it.
 USER_AGENT_SETTING = (
     f"the wikipedia agent's user_agent option ([agents.wikipedia] user_agent = ...) or {USER_AGENT_ENV}"
-)
-# The contact must be the operator's own, so the default has none and says so to whoever reads the logs.
-DEFAULT_USER_AGENT = (
-    f"factcheck-agents/{package_version()} (operator contact not set: set {USER_AGENT_ENV}) "
-    f"python-httpx/{httpx.__version__}"
 )
 
 # Wikipedia language codes: "en", "simple", "zh-yue", "be-tarask". They become part of a host name.
@@ -194,7 +184,7 @@ class WikipediaSource(Source):
                     f"wikipedia: api_url must be an http(s) URL of a MediaWiki api.php, got {self.api_url!r}"
                 )
         if self.user_agent is not None:
-            _check_user_agent(self.user_agent, "user_agent")
+            check_user_agent(self.user_agent, "user_agent", "wikipedia")
         if self.as_of is not None:
             try:
                 timestamp(self.as_of) if isinstance(self.as_of, str) else timestamp("")
@@ -210,13 +200,7 @@ class WikipediaSource(Source):
 
     def user_agent_header(self) -> str:
         """The User-Agent sent: the ``user_agent`` option, else ``FACTCHECK_WIKIPEDIA_USER_AGENT``, else the default."""
-        if self.user_agent is not None:
-            return self.user_agent.strip()
-        from_env = secret(USER_AGENT_ENV).strip()  # the operator's contact, kept out of settings files
-        if from_env:
-            _check_user_agent(from_env, USER_AGENT_ENV)
-            return from_env
-        return DEFAULT_USER_AGENT
+        return chosen_user_agent(self.user_agent, "wikipedia")
 
     async def prepare(self) -> None:
         """Fail once, before the first claim, when ``FACTCHECK_WIKIPEDIA_USER_AGENT`` cannot be a header."""
@@ -315,12 +299,6 @@ async def _with_sections(wiki: MediaWiki, page: dict[str, Any]) -> dict[str, Any
         record_note(f"wikipedia: the sections of {page['title']!r} not read: {exc}; its lead stands")
         return {**page, "sections": []}
     return {**page, "sections": text["sections"]}
-
-
-def _check_user_agent(value: object, where: str) -> None:
-    """A User-Agent must be one non-empty printable line (it becomes an HTTP header)."""
-    if not isinstance(value, str) or not value.strip() or not value.isprintable():
-        raise ConfigError(f"wikipedia: {where} must be one line of printable text, got {value!r}")
 
 
 def _successes(results: Sequence[Any]) -> list[Any]:

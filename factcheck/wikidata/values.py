@@ -332,6 +332,11 @@ def times_in(text: str) -> list[Time]:
     return [time for time, _ in _time_matches(text)]
 
 
+def time_spans(text: str) -> list[tuple[int, int]]:
+    """Where in ``text`` the dates :func:`times_in` reads are written (start, end), in order."""
+    return [span for _, span in _time_matches(text)]
+
+
 def _time_matches(text: str) -> list[tuple[Time, tuple[int, int]]]:
     found: list[tuple[Time, tuple[int, int]]] = []
 

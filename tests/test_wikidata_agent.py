@@ -1,0 +1,177 @@
+"""The wikidata agent end to end: the real client, source and verifier against a fake Wikibase on 127.0.0.1
+serving the probe's statements (bench/probes/wikidata/entities.json)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from factcheck import Claim, Evidence, Judgment, load_settings
+from factcheck.build import build_checker
+from factcheck.config import PROFILES
+from factcheck.sources import mediawiki
+from factcheck.testing.wikibase import FakeWikibase, maxlag_error, rate_limited
+from factcheck.wikidata.api import MAX_IDS, Wikibase
+
+ENTITIES = Path(__file__).resolve().parent.parent / "bench" / "probes" / "wikidata" / "entities.json"
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeWikibase]:
+    wikibase = FakeWikibase.from_file(ENTITIES)
+    with wikibase:
+        yield wikibase
+
+
+@pytest.fixture(autouse=True)
+def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mediawiki, "BACKOFF_S", 0.01)
+    monkeypatch.setattr(mediawiki, "MAXLAG_WAIT_S", 0.05)
+    mediawiki.LAGGING.clear()
+
+
+def judge(fake: FakeWikibase, text: str, as_of: str | None = None) -> Judgment:
+    settings = load_settings(
+        env={},
+        profile="wiki",
+        only_agents=("wikidata",),
+        source_options={"wikidata": {"api_url": fake.endpoint}},
+        cache={"enabled": False},
+    )
+    verdict = build_checker(settings).check(text, claims=[Claim(id="c1", text=text)], as_of=as_of)
+    (claim,) = verdict.claims
+    (judgment,) = claim.judgments
+    return judgment
+
+
+def test_a_place_is_found_along_the_located_in_chain_and_shown_as_a_statement(fake: FakeWikibase) -> None:
+    judgment = judge(fake, "The Eiffel Tower is in Paris.")
+    assert judgment.factuality is True and judgment.confidence >= 0.85
+    first = judgment.evidence[0]
+    assert first.source == "wikidata"
+    assert first.text.startswith("Eiffel Tower — located in the administrative territorial entity — 7th arrondissement")
+    assert "within Paris" in first.text
+    assert first.url is not None and first.url.startswith(f"{fake.url}/wiki/Q243#Q243$")
+    assert first.data is not None and first.data["kind"] == "statement" and first.data["property"] == "P131"
+
+
+@pytest.mark.parametrize(
+    ("claim", "why"),
+    [
+        ("The Eiffel Tower is in Berlin.", "another country"),  # a place in no country the tower lies in
+        ("The Eiffel Tower is located in Lyon.", "another country"),  # a sibling of Paris within France
+    ],
+)
+def test_a_place_elsewhere_is_false(fake: FakeWikibase, claim: str, why: str) -> None:
+    judgment = judge(fake, claim)
+    assert judgment.factuality is False and why in judgment.rationale
+
+
+def test_born_in_the_city_is_born_in_its_country(fake: FakeWikibase) -> None:
+    assert judge(fake, "Albert Einstein was born in Germany.").factuality is True
+
+
+@pytest.mark.parametrize(
+    ("claim", "factuality"),
+    [
+        ("The Eiffel Tower opened in 1889.", True),
+        ("The Eiffel Tower opened in March 1889.", True),
+        ("The Eiffel Tower opened in 1885.", False),
+        ("Mount Everest is 8,849 metres high.", True),
+        ("Mount Everest is about 29,032 feet tall.", True),
+        ("Mount Everest is 6,000 metres high.", False),
+        ("The capital of France is Paris.", True),
+        ("Bonn is the capital of Germany.", False),
+    ],
+)
+def test_times_quantities_and_single_valued_items_are_compared_by_type(
+    fake: FakeWikibase, claim: str, factuality: bool
+) -> None:
+    assert judge(fake, claim).factuality is factuality
+
+
+def test_a_claim_about_a_past_time_is_judged_by_the_statements_of_that_time(fake: FakeWikibase) -> None:
+    assert judge(fake, "Rio de Janeiro was the capital of Brazil in 1950.").factuality is True
+    then = judge(fake, "The capital of Brazil is Rio de Janeiro.", as_of="1950-06-30")
+    now = judge(fake, "The capital of Brazil is Rio de Janeiro.")
+    assert (then.factuality, now.factuality) == (True, False)
+
+
+def test_another_value_of_a_property_with_many_values_proves_nothing(fake: FakeWikibase) -> None:
+    judgment = judge(fake, "Pride and Prejudice was written by Charles Dickens.")
+    assert judgment.factuality is None
+    assert "neither confirm nor exclude" in judgment.rationale and "Jane Austen" in judgment.rationale
+
+
+def test_an_ambiguous_name_is_no_judgment_and_names_the_items(fake: FakeWikibase) -> None:
+    judgment = judge(fake, "Paris has a population of about 2.1 million.")
+    assert judgment.factuality is None
+    assert "names several Wikidata items" in judgment.rationale and "Texas" in judgment.rationale
+
+
+def test_a_missing_property_is_no_judgment_with_its_reason(fake: FakeWikibase) -> None:
+    judgment = judge(fake, "The Eiffel Tower is 2,000 square kilometres in area.")
+    assert judgment.factuality is None and "no Wikidata statement on the area of Eiffel Tower" in judgment.rationale
+
+
+def test_a_claim_about_no_entity_costs_no_request(fake: FakeWikibase) -> None:
+    judgment = judge(fake, "Statins lower LDL cholesterol.")
+    assert judgment.factuality is None and fake.calls() == []
+
+
+def test_the_requests_name_the_project_and_ask_for_maxlag(fake: FakeWikibase) -> None:
+    judge(fake, "The Eiffel Tower opened in 1889.")
+    calls = fake.calls()
+    assert calls and all(call.query.get("maxlag") == ["5"] for call in calls)
+    assert all(call.headers.get("User-Agent", "").startswith("factcheck-agents/") for call in calls)
+    assert {call.query["action"][0] for call in calls} == {"wbsearchentities", "wbgetentities"}
+
+
+def test_a_lagging_wiki_and_a_429_are_waited_out(fake: FakeWikibase) -> None:
+    fake.queue(maxlag_error(retry_after=0), rate_limited(retry_after=0))
+    assert judge(fake, "The Eiffel Tower opened in 1889.").factuality is True
+
+
+def test_an_api_error_makes_the_agent_abstain_with_it(fake: FakeWikibase) -> None:
+    fake.queue(*[rate_limited(retry_after=0)] * 10)
+    judgment = judge(fake, "The Eiffel Tower opened in 1889.")
+    assert judgment.factuality is None and judgment.error is not None and "429" in judgment.error
+
+
+def test_more_ids_than_one_request_takes_are_split(fake: FakeWikibase) -> None:
+    ids = sorted(fake.entities)[: MAX_IDS + 10]
+    base = Wikibase(mediawiki.MediaWiki(fake.endpoint, "factcheck-tests/1.0 (tests@example.org)", service="wikidata"))
+    found = asyncio.run(base.entities(ids))
+    assert set(found) == set(ids)
+    sizes = sorted(len(call.query["ids"][0].split("|")) for call in fake.calls())
+    assert sizes == [10, MAX_IDS]
+
+
+def test_statement_evidence_keeps_its_data_in_json() -> None:
+    evidence = Evidence(source="wikidata", text="Eiffel Tower — height — 330 metres", data={"property": "P2048"})
+    again = Evidence.from_dict(json.loads(json.dumps(evidence.to_dict())))
+    assert again.data == {"property": "P2048"} and "data" not in Evidence(source="s", text="t").to_dict()
+
+
+def test_the_wiki_and_paper_profiles_have_the_agent_and_the_url_is_set_three_ways(tmp_path: Path) -> None:
+    assert "wikidata" in {agent.name for agent in PROFILES["wiki"].agents}
+    config = tmp_path / "factcheck.toml"
+    config.write_text('profile = "wiki"\n[wikidata]\nurl = "http://127.0.0.1:9/w/api.php"\n')
+    from_file = load_settings(config, env={})
+    from_env = load_settings(env={"FACTCHECK_WIKIDATA_URL": "http://127.0.0.1:8/w/api.php"}, profile="wiki")
+    assert from_file.source_options["wikidata"]["api_url"] == "http://127.0.0.1:9/w/api.php"
+    assert from_env.source_options["wikidata"]["api_url"] == "http://127.0.0.1:8/w/api.php"
+    config.write_text("[wikidata]\nendpoint = 1\n")
+    with pytest.raises(Exception, match=r"unknown \[wikidata\] setting endpoint"):
+        load_settings(config, env={})
+
+
+def test_a_relation_the_table_lacks_is_matched_by_meaning_and_never_excludes(fake: FakeWikibase) -> None:
+    orbits = judge(fake, "The planet Mercury orbits the Sun.")
+    assert orbits.factuality is True and orbits.evidence[0].data is not None
+    assert orbits.evidence[0].data["property"] == "P397" and orbits.evidence[0].data["single"] is False
+    assert judge(fake, "The planet Mercury orbits Jupiter.").factuality is None
