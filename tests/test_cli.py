@@ -687,6 +687,7 @@ def test_every_command_that_checks_takes_the_endpoint_flags(command: str) -> Non
     code, output = run(command, "--help")
     assert code == 0, output
     assert "--serper-url" in output and "--serpapi-url" in output and "--wikipedia-url" in output
+    assert "--wikidata-url" in output
 
 
 @pytest.mark.parametrize("command", ["check", "batch"])

@@ -27,7 +27,7 @@ from factcheck.testing import ScriptedVerifier, StaticSource, registered
 from factcheck.types import Label
 
 ROOT = Path(__file__).resolve().parent.parent
-BUILTIN_SOURCES = {"corpus", "given", "memory", "selfcheck", "wikipedia", "serper", "serpapi"}
+BUILTIN_SOURCES = {"corpus", "given", "memory", "selfcheck", "wikipedia", "serper", "serpapi", "wikidata"}
 HOOKS = sorted(name for name in dir(hooks) if name.startswith("register_"))
 
 
@@ -83,7 +83,7 @@ def reload() -> None:
 
 def test_builtins_register_through_the_hooks() -> None:
     assert set(factcheck.get_sources()) == BUILTIN_SOURCES
-    assert set(factcheck.get_verifiers()) == {"lexical", "llm", "nli", "precedent"}
+    assert set(factcheck.get_verifiers()) == {"lexical", "llm", "nli", "precedent", "wikidata"}
     assert set(factcheck.get_extractors()) == {"sentence", "llm"}
     assert set(factcheck.get_scorers()) == {"mafc", "average", "normsum", "majority", "pamas"}
     assert set(factcheck.get_label_rules()) == {"threshold", "compose", "probable"}

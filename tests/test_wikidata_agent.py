@@ -175,3 +175,54 @@ def test_a_relation_the_table_lacks_is_matched_by_meaning_and_never_excludes(fak
     assert orbits.factuality is True and orbits.evidence[0].data is not None
     assert orbits.evidence[0].data["property"] == "P397" and orbits.evidence[0].data["single"] is False
     assert judge(fake, "The planet Mercury orbits Jupiter.").factuality is None
+
+
+def _height(amount: str, rank: str, point: str | None = None) -> dict[str, object]:
+    statement: dict[str, object] = {
+        "mainsnak": {
+            "snaktype": "value",
+            "property": "P2048",
+            "datatype": "quantity",
+            "datavalue": {
+                "type": "quantity",
+                "value": {"amount": amount, "unit": "http://www.wikidata.org/entity/Q11573"},
+            },
+        },
+        "type": "statement",
+        "id": f"Q424242${amount}",
+        "rank": rank,
+    }
+    if point is not None:
+        time = {"time": point, "timezone": 0, "before": 0, "after": 0, "precision": 9, "calendarmodel": ""}
+        statement["qualifiers"] = {
+            "P585": [{"snaktype": "value", "property": "P585", "datavalue": {"type": "time", "value": time}}]
+        }
+    return statement
+
+
+def test_a_value_wikidata_also_holds_at_normal_rank_is_never_false() -> None:
+    tower = {
+        "type": "item",
+        "id": "Q424242",
+        "labels": {"en": {"language": "en", "value": "Harbour Tower"}},
+        "descriptions": {"en": {"language": "en", "value": "lattice tower"}},
+        "claims": {"P2048": [_height("+330", "preferred"), _height("+300", "normal", "+1889-00-00T00:00:00Z")]},
+    }
+    small = FakeWikibase({"Q424242": tower})
+    with small:
+        dated = judge(small, "Harbour Tower is 300 metres tall.")
+        wrong = judge(small, "Harbour Tower is 100 metres tall.")
+    assert dated.factuality is None and "at normal rank" in dated.rationale
+    assert wrong.factuality is False
+
+
+def test_the_command_line_points_the_agent_at_any_wikibase(fake: FakeWikibase) -> None:
+    from click.testing import CliRunner
+
+    from factcheck.cli import cli
+
+    args = ["check", "The Eiffel Tower opened in 1885.", "--profile", "wiki", "--agents", "wikidata"]
+    result = CliRunner().invoke(cli, [*args, "--wikidata-url", fake.endpoint, "--no-cache", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    [claim] = json.loads(result.output)["claims"]
+    assert claim["label"] == "FALSE" and claim["judgments"][0]["evidence"][0]["data"]["property"] == "P1619"

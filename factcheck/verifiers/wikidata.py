@@ -40,6 +40,7 @@ from factcheck.wikidata.values import (
     compare_item,
     compare_quantity,
     compare_time,
+    holds_at,
 )
 
 # How sure a verdict read from a typed statement is: an exact comparison, not a reading of prose. A
@@ -117,7 +118,17 @@ def _judge_reading(reading: Reading, group: Sequence[Evidence], when: Time | Non
     said = f"{reading.value_text()!r}"
     if matched:
         return Finding(True, f"Wikidata states {question} as {said} would have it: {matched[0].text}", tuple(matched))
+    # A value Wikidata also holds, at normal rank and not ended at the claim's time (the Eiffel Tower's first
+    # height beside its preferred one), is no ground for FALSE: the claim may be dated, not wrong.
+    others = [e for e in statements if e not in counted and qualifiers(e).rank != "deprecated"]
+    held = [e for e in others if holds_at(qualifiers(e), when) is not False and _compare(reading, e) is Outcome.MATCH]
     clashing = [e for e, outcome in outcomes if outcome is Outcome.CLASH]
+    if held and len(clashing) == len(counted):
+        return Finding(
+            None,
+            f"Wikidata's best statement on {question} is another value ({counted[0].text}), and it also holds"
+            f" {said} at normal rank ({held[0].text})",
+        )
     single = all(bool(e.data.get("single")) and not e.data.get("place") for e in counted if e.data is not None)
     if len(clashing) == len(counted) and (single or reading.kind == "quantity"):
         return Finding(False, f"Wikidata states {question} otherwise than {said}: {clashing[0].text}", tuple(clashing))
