@@ -122,6 +122,8 @@ PROFILES: dict[str, Profile] = {
             AgentSpec("wikipedia", "wikipedia", "llm"),
             # per_passage: with samples > 1, confidence reflects how far the samples agree
             AgentSpec("selfcheck", "selfcheck", "llm", verifier_options={"per_passage": True}),
+            # Entity claims from Wikidata's typed statements (keyless; never the one agent a paper run keeps).
+            AgentSpec("wikidata", "wikidata", "wikidata", source_options={"propose": "llm"}),
         ),
         "llm",
         "llm",

@@ -125,13 +125,10 @@ def test_option_pairs() -> None:
 def test_profiles_switch_cleanly(tmp_path: Path) -> None:
     path = tmp_path / "factcheck.toml"
     path.write_text('profile = "paper"\n')
-    assert [a.name for a in load_settings(path, env={}).resolved_agents()] == ["web", "wikipedia", "selfcheck"]
+    paper = ["web", "wikipedia", "selfcheck", "wikidata"]
+    assert [a.name for a in load_settings(path, env={}).resolved_agents()] == paper
     assert [a.name for a in load_settings(path, env={}, profile="offline").resolved_agents()] == ["corpus"]
-    assert [a.name for a in load_settings(env={"FACTCHECK_PROFILE": "paper"}).resolved_agents()] == [
-        "web",
-        "wikipedia",
-        "selfcheck",
-    ]
+    assert [a.name for a in load_settings(env={"FACTCHECK_PROFILE": "paper"}).resolved_agents()] == paper
 
 
 @pytest.mark.parametrize(

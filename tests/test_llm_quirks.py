@@ -84,6 +84,7 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeServer]:
 def paper_check(server: FakeServer, model: FakeModel, *extra: str, text: str = TEXT, name: str = "fake-model") -> dict:
     server.route("POST", CHAT, model_route(model))
     args = ["check", text, "--profile", "paper", "--llm-base-url", server.url + "/v1", "--llm-model", name]
+    args += ["--agents", "web,wikipedia,selfcheck"]  # the LLM's agents (the wikidata agent asks no model)
     args += ["--serper-url", server.url, "--wikipedia-url", server.url + "/w/api.php", "--no-cache"]
     result = CliRunner().invoke(cli, [*args, "--format", "json", *extra])
     assert result.exit_code == 0, result.output

@@ -74,7 +74,7 @@ def run_check(server: FakeServer, *extra: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def test_all_three_agents_judge_every_claim(server: FakeServer, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_papers_three_agents_judge_every_claim(server: FakeServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SERPER_API_KEY", "test-key")
     code, output = run_check(server, "--format", "json")
     assert code == 0, output
@@ -82,8 +82,12 @@ def test_all_three_agents_judge_every_claim(server: FakeServer, monkeypatch: pyt
     assert data["scorer"] == "mafc" and data["label"] == "PARTLY TRUE"
     for claim in data["claims"]:
         agents = {j["agent"]: j for j in claim["judgments"]}
-        assert set(agents) == {"web", "wikipedia", "selfcheck"}
-        assert all(j["error"] is None and j["evidence"] for j in agents.values())
+        assert set(agents) == {"web", "wikipedia", "selfcheck", "wikidata"}
+        assert all(
+            agents[name]["error"] is None and agents[name]["evidence"] for name in ("web", "wikipedia", "selfcheck")
+        )
+        # The wikidata agent takes part too; the tests' empty Wikibase names no item, so it gives no judgment.
+        assert agents["wikidata"]["error"] is None and agents["wikidata"]["factuality"] is None
     assert [c["label"] for c in data["claims"]] == ["TRUE", "FALSE"]
     usage = data["usage"]
     assert usage["llm_calls"] == 1 + 2 * 4  # extraction; per claim: 3 judgments + 1 self-check answer
@@ -175,7 +179,7 @@ def test_a_rejected_key_stops_its_agents_and_is_said_once_and_short(
     said = [line for line in result.output.splitlines() if "HTTP 401" in line]
     assert len(said) == 2, result.output  # the agents line, and the extractor's note
     assert said[0].startswith("agents: web, wikipedia, selfcheck (skipped: LLM at")
-    assert said[0].endswith("HTTP 401: Incorrect API key provided: sk-bad. (check OPENAI_API_KEY))")
+    assert said[0].endswith("HTTP 401: Incorrect API key provided: sk-bad. (check OPENAI_API_KEY)), wikidata")
     assert "platform.openai.com" not in result.output
     assert result.output.count("abstained (see agents above)") == 7 * 3
 

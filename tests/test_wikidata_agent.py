@@ -14,6 +14,8 @@ from factcheck import Claim, Evidence, Judgment, load_settings
 from factcheck.build import build_checker
 from factcheck.config import PROFILES
 from factcheck.sources import mediawiki
+from factcheck.testing.http import FakeServer, Response
+from factcheck.testing.llm import chat_completion
 from factcheck.testing.wikibase import FakeWikibase, maxlag_error, rate_limited
 from factcheck.wikidata.api import MAX_IDS, Wikibase
 
@@ -226,3 +228,56 @@ def test_the_command_line_points_the_agent_at_any_wikibase(fake: FakeWikibase) -
     assert result.exit_code == 0, result.output
     [claim] = json.loads(result.output)["claims"]
     assert claim["label"] == "FALSE" and claim["judgments"][0]["evidence"][0]["data"]["property"] == "P1619"
+
+
+def test_the_keyless_agent_alone_never_keeps_a_paper_run_without_keys_going() -> None:
+    from factcheck.cli.keys import MissingKeysError, require_keys
+
+    with pytest.raises(MissingKeysError, match="no agent of profile paper can run"):
+        require_keys(build_checker(load_settings(env={}, profile="paper")))
+    require_keys(build_checker(load_settings(env={}, profile="paper", only_agents=("wikidata",))))  # asked alone
+
+
+def _model(server: FakeServer, content: str) -> str:
+    """A chat server that answers every request with ``content`` (as an OpenAI-compatible server sends it)."""
+    server.route("POST", "/v1/chat/completions", lambda request: Response(chat_completion(content, "fake-model")))
+    return f"{server.url}/v1"
+
+
+def _proposed(fake: FakeWikibase, llm_url: str, text: str) -> tuple[Judgment, list[str]]:
+    options = {"api_url": fake.endpoint, "propose": "llm", "base_url": llm_url, "model": "fake-model"}
+    settings = load_settings(
+        env={},
+        profile="wiki",
+        only_agents=("wikidata",),
+        source_options={"wikidata": options},
+        cache={"enabled": False},
+    )
+    verdict = build_checker(settings).check(text, claims=[Claim(id="c1", text=text)])
+    (claim,) = verdict.claims
+    return claim.judgments[0], list(verdict.usage.notes) if verdict.usage else []
+
+
+def test_where_the_parse_reads_nothing_a_model_proposes_the_fact_and_the_comparison_stays_typed(
+    fake: FakeWikibase,
+) -> None:
+    proposal = '{"subject": "2001: A Space Odyssey", "property": "P57", "value": "Stanley Kubrick"}'
+    answer = f"Sure. The entity fact is:\n```json\n{proposal}\n```"
+    with FakeServer() as llm:
+        judgment, _ = _proposed(fake, _model(llm, answer), "2001: A Space Odyssey was directed by Stanley Kubrick.")
+        (request,) = llm.calls("/v1/chat/completions")
+    assert judgment.factuality is True and judgment.evidence[0].data is not None
+    assert (
+        judgment.evidence[0].data["property"] == "P57"
+        and judgment.evidence[0].data["proposal"]["value"] == "Stanley Kubrick"
+    )
+    prompt = request.json()["messages"][0]["content"]
+    assert "<<<CLAIM" in prompt and "2001: A Space Odyssey was directed by Stanley Kubrick." in prompt
+
+
+def test_a_proposal_the_claim_does_not_write_is_not_followed(fake: FakeWikibase) -> None:
+    answer = '{"subject": "2001: A Space Odyssey", "property": "P57", "value": "Steven Spielberg"}'
+    with FakeServer() as llm:
+        judgment, notes = _proposed(fake, _model(llm, answer), "2001: A Space Odyssey was directed by Stanley Kubrick.")
+    assert judgment.factuality is None and fake.calls() == []
+    assert any("not followed" in note for note in notes)

@@ -3,7 +3,9 @@
 Without keys ``--profile paper`` would split the text, skip every agent of every claim for the same
 missing key and print an UNVERIFIED verdict; this says so in one line instead, naming the variables
 to set and the keyless profile (exit status 2, as for a usage error). When some agents have their
-keys, the check goes on: the others are skipped, and the report says why once.
+keys, the check goes on: the others are skipped, and the report says why once. A supplementary agent
+(``Source.supplementary``: the keyless wikidata agent, which speaks to entity claims only) does not
+count as one that can run.
 """
 
 from __future__ import annotations
@@ -38,7 +40,9 @@ async def _missing(checker: Checker) -> list[str | None]:
             return checker.missing_key(agent.source)
         return checker.missing_key(agent.verifier) if verifier is not None else None
 
-    return list(await asyncio.gather(*(lacks(agent) for agent in checker.agents)))
+    # A supplementary agent (the wikidata agent: entity claims only) never keeps a check going on its own.
+    core = [agent for agent in checker.agents if not agent.source.supplementary] or list(checker.agents)
+    return list(await asyncio.gather(*(lacks(agent) for agent in core)))
 
 
 def missing_variables(missing: list[str | None]) -> list[str] | None:

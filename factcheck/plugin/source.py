@@ -27,6 +27,10 @@ class Source(Configurable, ReusableJudgments, ABC):
     # True for a source of precedents (the ``memory`` source: past claims, each titled with a reviewer's
     # ruling): only a verifier that ``reads_precedents`` may judge its passages (:class:`factcheck.Agent`).
     gives_precedents: ClassVar[bool] = False
+    # True for a source that speaks to only some claims and needs no key (the ``wikidata`` source: claims about
+    # entities). A check in which no other agent can run for want of API keys stops with the missing keys named,
+    # as if none could: such an agent alone would leave most claims UNVERIFIED without saying why.
+    supplementary: ClassVar[bool] = False
 
     async def prepare(self) -> None:
         """Get ready before a check's first claim (open an index, check a key).

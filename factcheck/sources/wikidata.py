@@ -36,14 +36,16 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from factcheck.errors import ConfigError
+from factcheck.errors import ConfigError, FactcheckError
 from factcheck.options import setting
 from factcheck.plugin import Source, hookimpl
 from factcheck.sources.mediawiki import USER_AGENT_ENV, MediaWiki, check_user_agent, chosen_user_agent
 from factcheck.types import Claim, Evidence
+from factcheck.usage import record_note
 from factcheck.wikidata.api import DEFAULT_URL, SERVICE, VERSION, Wikibase
 from factcheck.wikidata.properties import best_property
-from factcheck.wikidata.reading import Reading, read_claim
+from factcheck.wikidata.propose import checked, propose
+from factcheck.wikidata.reading import Reading, names_an_entity, read_claim
 from factcheck.wikidata.relations import BY_PROPERTY, CHAIN, COARSE, Relation
 from factcheck.wikidata.statements import describe_statement, item_ref, statement_values, value_ids
 from factcheck.wikidata.values import names, normalise_name
@@ -71,6 +73,7 @@ class WikidataSource(Source):
     """Wikidata's statements on the facts an entity claim states (see the module's description)."""
 
     reuse_judgments = True
+    supplementary = True  # entity claims only: never the one agent that lets a keyless paper run go on
 
     name = "wikidata"
     api_url: str = DEFAULT_URL
@@ -79,6 +82,11 @@ class WikidataSource(Source):
     timeout_s: float = setting(20.0, minimum=0, min_open=True, unit="seconds")
     concurrency: int = setting(1, minimum=1)
     user_agent: str | None = None
+    # "llm": where the parse reads no entity fact in a claim that names something, the model proposes one
+    # (factcheck.wikidata.propose), checked against the claim's words; the comparison stays typed.
+    propose: str = setting("off", choices=("off", "llm"))
+    model: str | None = None
+    base_url: str | None = None
     transport_options = frozenset({"timeout_s", "concurrency", "user_agent"})
 
     def __post_init__(self) -> None:
@@ -121,15 +129,34 @@ class WikidataSource(Source):
 
     async def retrieve(self, claim: Claim) -> list[Evidence]:
         readings = await asyncio.to_thread(read_claim, claim.text)
+        proposal: dict[str, Any] | None = None
+        if not readings and self.propose == "llm" and await asyncio.to_thread(names_an_entity, claim.text):
+            proposal = await self._proposal(claim.text)
+            reading = checked(claim.text, proposal) if proposal is not None else None
+            readings = (reading,) if reading is not None else ()
         if not readings:
             return []
         base = self.base()
-        found = await asyncio.gather(*(self._read(base, n, reading, claim.text) for n, reading in enumerate(readings)))
+        found = await asyncio.gather(
+            *(self._read(base, n, reading, claim.text, proposal) for n, reading in enumerate(readings))
+        )
         return [evidence for part in found for evidence in part]
 
-    async def _read(self, base: Wikibase, n: int, reading: Reading, claim: str) -> list[Evidence]:
+    async def _proposal(self, claim: str) -> dict[str, Any] | None:
+        """The model's proposal (its JSON), or None when it has none or cannot be asked (said in the notes)."""
+        try:
+            return await propose(claim, self.model, self.base_url)
+        except FactcheckError as exc:
+            record_note(f"wikidata: no model's proposal ({exc}); claims the parse cannot read get no judgment")
+            return None
+
+    async def _read(
+        self, base: Wikibase, n: int, reading: Reading, claim: str, proposal: dict[str, Any] | None = None
+    ) -> list[Evidence]:
         retrieved = _now()
         about = _reading_data(n, reading)
+        if proposal is not None:
+            about["proposal"] = proposal  # the verifier reads the claim as the checked proposal did
         subjects = await self._subjects(base, reading.subject, reading, claim)
         if not subjects:
             return []  # nothing to show: the verifier says no item is named so

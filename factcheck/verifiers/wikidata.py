@@ -28,6 +28,7 @@ from typing import Any
 from factcheck.claimtime import reading_times
 from factcheck.plugin import Verifier, hookimpl
 from factcheck.types import Assessment, Claim, Evidence
+from factcheck.wikidata.propose import checked
 from factcheck.wikidata.reading import Reading, read_claim
 from factcheck.wikidata.statements import datavalue
 from factcheck.wikidata.values import (
@@ -68,6 +69,10 @@ class WikidataVerifier(Verifier):
     async def judge(self, claim: Claim, evidence: Sequence[Evidence]) -> Assessment:
         ours = [e for e in evidence if isinstance(e.data, Mapping) and "reading" in e.data and e.source == "wikidata"]
         readings = read_claim(claim.text)
+        proposed = next((e.data["proposal"] for e in ours if e.data is not None and "proposal" in e.data), None)
+        if not readings and isinstance(proposed, Mapping):  # read as the model proposed it, checked again
+            reading = checked(claim.text, dict(proposed))
+            readings = (reading,) if reading is not None else ()
         if not ours:
             named = " or ".join(repr(r.subject) for r in readings)
             reason = f"no Wikidata item is named {named}" if readings else "the claim states no fact about an entity"

@@ -290,6 +290,16 @@ def _with_when(readings: list[Reading], times: Sequence[Time]) -> list[Reading]:
 
 
 @functools.lru_cache(maxsize=1024)
+def names_an_entity(text: str) -> bool:
+    """Whether ``text`` names something (a proper noun, or an entity the recogniser finds that is no date or
+    figure): only such a claim is worth asking a model about."""
+    from factcheck.extractors.sentence import load_pipeline, parse
+
+    (doc,) = parse(load_pipeline("auto"), [text], ner=True)
+    return _named(doc)
+
+
+@functools.lru_cache(maxsize=1024)
 def read_claim(text: str) -> tuple[Reading, ...]:
     """:func:`read_doc` of ``text`` parsed by the extractor's pipeline (with its entity recogniser)."""
     from factcheck.extractors.sentence import load_pipeline, parse
