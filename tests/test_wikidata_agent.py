@@ -281,3 +281,33 @@ def test_a_proposal_the_claim_does_not_write_is_not_followed(fake: FakeWikibase)
         judgment, notes = _proposed(fake, _model(llm, answer), "2001: A Space Odyssey was directed by Stanley Kubrick.")
     assert judgment.factuality is None and fake.calls() == []
     assert any("not followed" in note for note in notes)
+
+
+def test_a_figure_of_a_property_matched_by_meaning_confirms_but_never_excludes() -> None:
+    mass = _height("+10", "normal")
+    mass["mainsnak"] = {
+        "snaktype": "value",
+        "property": "P2067",
+        "datatype": "quantity",
+        "datavalue": {"type": "quantity", "value": {"amount": "+10", "unit": "http://www.wikidata.org/entity/Q11570"}},
+    }
+    rock = {
+        "type": "item",
+        "id": "Q515151",
+        "labels": {"en": {"language": "en", "value": "Harbour Rock"}},
+        "claims": {"P2067": [mass]},
+    }
+    prop = {
+        "type": "property",
+        "id": "P2067",
+        "datatype": "quantity",
+        "labels": {"en": {"language": "en", "value": "mass"}},
+        "aliases": {"en": [{"language": "en", "value": "weight"}]},
+    }
+    small = FakeWikibase({"Q515151": rock, "P2067": prop})
+    with small:
+        right = judge(small, "Harbour Rock has a mass of 10 kilograms.")
+        other = judge(small, "Harbour Rock has a mass of 50 kilograms.")
+    assert right.factuality is True and right.evidence[0].data is not None
+    assert right.evidence[0].data["property"] == "P2067"
+    assert other.factuality is None

@@ -134,8 +134,10 @@ def _judge_reading(reading: Reading, group: Sequence[Evidence], when: Time | Non
             f"Wikidata's best statement on {question} is another value ({counted[0].text}), and it also holds"
             f" {said} at normal rank ({held[0].text})",
         )
+    # Single-valued: a property of the table that holds one value at a time (its quantities all do); never one
+    # matched by meaning, nor a place (excluded by the place rule below).
     single = all(bool(e.data.get("single")) and not e.data.get("place") for e in counted if e.data is not None)
-    if len(clashing) == len(counted) and (single or reading.kind == "quantity"):
+    if len(clashing) == len(counted) and single:
         return Finding(False, f"Wikidata states {question} otherwise than {said}: {clashing[0].text}", tuple(clashing))
     placed = any(e.data is not None and e.data.get("place") for e in statements)
     if reading.kind == "item" and placed and _elsewhere(statements):
