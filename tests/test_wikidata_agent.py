@@ -311,3 +311,35 @@ def test_a_figure_of_a_property_matched_by_meaning_confirms_but_never_excludes()
     assert right.factuality is True and right.evidence[0].data is not None
     assert right.evidence[0].data["property"] == "P2067"
     assert other.factuality is None
+
+
+def test_the_batch_report_and_the_text_report_show_the_statement(fake: FakeWikibase) -> None:
+    from rich.console import Console
+
+    from factcheck.batch.html import document_row
+    from factcheck.report import render
+
+    settings = load_settings(
+        env={},
+        profile="wiki",
+        only_agents=("wikidata",),
+        source_options={"wikidata": {"api_url": fake.endpoint}},
+        cache={"enabled": False},
+    )
+    text = "The Eiffel Tower opened in 1885."
+    verdict = build_checker(settings).check(text, claims=[Claim(id="c1", text=text)])
+    row = document_row({"id": "doc-1", **verdict.to_dict()})
+    assert "Eiffel Tower — date of official opening — 31 March 1889" in row
+    assert f'href="{fake.url}/wiki/Q243#Q243$' in row.replace("&#x27;", "'")
+    console = Console(record=True, width=200)
+    render(verdict, console)
+    assert "date of official opening — 31 March 1889" in console.export_text()
+
+
+def test_an_error_body_makes_the_agent_abstain_naming_it(fake: FakeWikibase) -> None:
+    from factcheck.testing.wikibase import api_error
+
+    fake.queue(api_error("no-such-entity", 'Could not find an entity with the ID "Q0".', id="Q0"))
+    judgment = judge(fake, "The Eiffel Tower opened in 1889.")
+    assert judgment.factuality is None and judgment.error is not None
+    assert "API error no-such-entity" in judgment.error
