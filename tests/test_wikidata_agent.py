@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from factcheck import Claim, Evidence, Judgment, load_settings
+from factcheck import Claim, Evidence, Judgment, TextVerdict, load_settings
 from factcheck.build import build_checker
 from factcheck.config import PROFILES
 from factcheck.sources import mediawiki
+from factcheck.sources.wikibase import MAX_IDS, Wikibase
 from factcheck.testing.http import FakeServer, Response
 from factcheck.testing.llm import chat_completion
 from factcheck.testing.wikibase import FakeWikibase, maxlag_error, rate_limited
-from factcheck.wikidata.api import MAX_IDS, Wikibase
 
 ENTITIES = Path(__file__).resolve().parent.parent / "bench" / "probes" / "wikidata" / "entities.json"
 
@@ -36,16 +36,20 @@ def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     mediawiki.LAGGING.clear()
 
 
-def judge(fake: FakeWikibase, text: str, as_of: str | None = None) -> Judgment:
+def checked(fake: FakeWikibase, text: str, as_of: str | None = None, **options: str) -> TextVerdict:
+    """``text`` checked as one claim by the wiki profile's wikidata agent alone, asking ``fake``, cache off."""
     settings = load_settings(
         env={},
         profile="wiki",
         only_agents=("wikidata",),
-        source_options={"wikidata": {"api_url": fake.endpoint}},
+        source_options={"wikidata": {"api_url": fake.endpoint, **options}},
         cache={"enabled": False},
     )
-    verdict = build_checker(settings).check(text, claims=[Claim(id="c1", text=text)], as_of=as_of)
-    (claim,) = verdict.claims
+    return build_checker(settings).check(text, claims=[Claim(id="c1", text=text)], as_of=as_of)
+
+
+def judge(fake: FakeWikibase, text: str, as_of: str | None = None) -> Judgment:
+    (claim,) = checked(fake, text, as_of).claims
     (judgment,) = claim.judgments
     return judgment
 
@@ -245,15 +249,7 @@ def _model(server: FakeServer, content: str) -> str:
 
 
 def _proposed(fake: FakeWikibase, llm_url: str, text: str) -> tuple[Judgment, list[str]]:
-    options = {"api_url": fake.endpoint, "propose": "llm", "base_url": llm_url, "model": "fake-model"}
-    settings = load_settings(
-        env={},
-        profile="wiki",
-        only_agents=("wikidata",),
-        source_options={"wikidata": options},
-        cache={"enabled": False},
-    )
-    verdict = build_checker(settings).check(text, claims=[Claim(id="c1", text=text)])
+    verdict = checked(fake, text, propose="llm", base_url=llm_url, model="fake-model")
     (claim,) = verdict.claims
     return claim.judgments[0], list(verdict.usage.notes) if verdict.usage else []
 
@@ -319,15 +315,7 @@ def test_the_batch_report_and_the_text_report_show_the_statement(fake: FakeWikib
     from factcheck.batch.html import document_row
     from factcheck.report import render
 
-    settings = load_settings(
-        env={},
-        profile="wiki",
-        only_agents=("wikidata",),
-        source_options={"wikidata": {"api_url": fake.endpoint}},
-        cache={"enabled": False},
-    )
-    text = "The Eiffel Tower opened in 1885."
-    verdict = build_checker(settings).check(text, claims=[Claim(id="c1", text=text)])
+    verdict = checked(fake, "The Eiffel Tower opened in 1885.")
     row = document_row({"id": "doc-1", **verdict.to_dict()})
     assert "Eiffel Tower — date of official opening — 31 March 1889" in row
     assert f'href="{fake.url}/wiki/Q243#Q243$' in row.replace("&#x27;", "'")

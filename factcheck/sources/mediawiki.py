@@ -379,7 +379,9 @@ def parse_pages(data: Any, whole: bool = False) -> list[dict[str, Any]]:
     return [parsed for _, _, parsed in sorted(ranked, key=lambda item: (item[0], item[1]))]
 
 
-def _now() -> str:
+def now_stamp() -> str:
+    """Now, as a passage's ``retrieved_at``: stamped when fetched, so evidence served from the cache says how
+    old it is."""
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
@@ -394,7 +396,7 @@ class MediaWiki:
     most ``concurrency`` requests at once; ``user_agent_setting`` names where the operator sets the
     User-Agent (a refusal of it says so). ``service`` names the requests in errors, usage and the cache, and
     ``version`` keys their cache entries: a Wikibase (Wikidata's own API, a MediaWiki too) is asked through
-    this same client (:mod:`factcheck.wikidata.api`)."""
+    this same client (:mod:`factcheck.sources.wikibase`)."""
 
     endpoint: str
     user_agent: str
@@ -489,7 +491,7 @@ class MediaWiki:
 
         def parse(data: Any) -> list[dict[str, Any]]:
             # Stamped when fetched, so evidence served from the cache says how old it is.
-            return [{**page, "retrieved_at": _now()} for page in parse_pages(data, whole=single)]
+            return [{**page, "retrieved_at": now_stamp()} for page in parse_pages(data, whole=single)]
 
         pages: list[dict[str, Any]] = (await self.get(params, parse))[:limit]
         if any(page["extract"] is None for page in pages):

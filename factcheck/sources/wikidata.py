@@ -32,23 +32,22 @@ import asyncio
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
 from factcheck.errors import ConfigError, FactcheckError
 from factcheck.options import setting
 from factcheck.plugin import Source, hookimpl
-from factcheck.sources.mediawiki import USER_AGENT_ENV, MediaWiki, check_user_agent, chosen_user_agent
+from factcheck.sources.mediawiki import USER_AGENT_ENV, MediaWiki, check_user_agent, chosen_user_agent, now_stamp
+from factcheck.sources.wikibase import DEFAULT_URL, SERVICE, VERSION, Wikibase
 from factcheck.types import Claim, Evidence
 from factcheck.usage import record_note
-from factcheck.wikidata.api import DEFAULT_URL, SERVICE, VERSION, Wikibase
 from factcheck.wikidata.properties import best_property
 from factcheck.wikidata.propose import checked, propose
 from factcheck.wikidata.reading import Reading, names_an_entity, read_claim
 from factcheck.wikidata.relations import BY_PROPERTY, CHAIN, COARSE, Relation
 from factcheck.wikidata.statements import describe_statement, item_ref, statement_values, value_ids
-from factcheck.wikidata.values import names, normalise_name
+from factcheck.wikidata.values import ItemRef, names, normalise_name
 
 WIKIDATA_USER_AGENT_ENV = "FACTCHECK_WIKIDATA_USER_AGENT"
 USER_AGENT_SETTING = (
@@ -62,10 +61,6 @@ _GENERIC_BEFORE = re.compile(r"^(?:the\s+)?(?:city|state|province|county|republi
 MAX_DEPTH = 6  # levels of the "located in" chain followed (tower, district, city, region, country ...)
 _LANGUAGE = re.compile(r"[a-z]{2,3}(?:-[a-z0-9]+)*")
 _WORD = re.compile(r"[^\W\d_]+")
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 @dataclass(frozen=True)
@@ -153,7 +148,7 @@ class WikidataSource(Source):
     async def _read(
         self, base: Wikibase, n: int, reading: Reading, claim: str, proposal: dict[str, Any] | None = None
     ) -> list[Evidence]:
-        retrieved = _now()
+        retrieved = now_stamp()
         about = _reading_data(n, reading)
         if proposal is not None:
             about["proposal"] = proposal  # the verifier reads the claim as the checked proposal did
@@ -411,8 +406,6 @@ def _described(item: Mapping[str, Any]) -> str:
 
 
 def names_of(item: Mapping[str, Any]) -> set[str]:
-    from factcheck.wikidata.values import ItemRef
-
     return set(names(ItemRef(id=item["id"], label=item.get("label") or "", aliases=tuple(item.get("aliases") or ()))))
 
 

@@ -27,7 +27,7 @@ from factcheck.llm.jsonparse import parse_json_object
 from factcheck.usage import record_note
 from factcheck.wikidata.reading import Reading
 from factcheck.wikidata.relations import BY_PROPERTY, Kind
-from factcheck.wikidata.values import ClaimedQuantity, Time, quantities_in, times_in
+from factcheck.wikidata.values import ClaimedQuantity, Time, normalise_name, quantities_in, times_in
 
 PROMPT_VERSION = "wikidata-propose-1"  # part of the cache key: bump when the prompt changes
 PROMPT = """The statement between <<<CLAIM {nonce}>>> and <<<END CLAIM {nonce}>>> was taken from a text someone \
@@ -38,11 +38,6 @@ Wikidata property id (like "P571") or, if you do not know it, the relation in a 
 as the statement writes it}}. If it states no such fact, answer {{"subject": null}}.
 
 {claim}"""
-_SPACE = re.compile(r"\s+")
-
-
-def _folded(text: str) -> str:
-    return _SPACE.sub(" ", text.casefold()).strip(" .,;:!?\"'")
 
 
 async def propose(claim: str, model: str | None = None, base_url: str | None = None) -> dict[str, Any] | None:
@@ -71,8 +66,8 @@ def checked(claim: str, proposal: dict[str, Any]) -> Reading | None:
     subject, value, relation = proposal.get("subject"), proposal.get("value"), proposal.get("property")
     if not isinstance(subject, str) or not isinstance(value, str) or not subject.strip() or not value.strip():
         return None
-    said = _folded(claim)
-    if _folded(subject) not in said or _folded(value) not in said:
+    said = normalise_name(claim)
+    if normalise_name(subject) not in said or normalise_name(value) not in said:
         record_note(
             f"wikidata: the model proposed {subject!r} and {value!r}, which the claim does not both write; not followed"
         )

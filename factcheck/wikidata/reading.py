@@ -60,11 +60,6 @@ class Reading:
             return self.value.text()
         return f"{self.value.amount:,.10g}"
 
-    def describe(self) -> str:
-        """The question for a reader: "the height of Mount Everest"."""
-        labels = " or ".join(dict.fromkeys(r.label for r in self.relations)) or repr(self.phrase)
-        return f"the {labels} of {self.subject}"
-
 
 def _clean(tokens: Sequence[Token]) -> str:
     """The words of ``tokens`` as the claim writes them, without a leading article or trailing punctuation."""
@@ -289,20 +284,23 @@ def _with_when(readings: list[Reading], times: Sequence[Time]) -> list[Reading]:
     return [replace(r, when=times[0]) if r.kind != "time" else r for r in readings]
 
 
-@functools.lru_cache(maxsize=1024)
-def names_an_entity(text: str) -> bool:
-    """Whether ``text`` names something (a proper noun, or an entity the recogniser finds that is no date or
-    figure): only such a claim is worth asking a model about."""
+@functools.lru_cache(maxsize=256)
+def _parsed(text: str) -> Doc:
+    """``text`` parsed once by the extractor's pipeline, with its entity recogniser (the source and the
+    verifier of one check each read the claim)."""
     from factcheck.extractors.sentence import load_pipeline, parse
 
     (doc,) = parse(load_pipeline("auto"), [text], ner=True)
-    return _named(doc)
+    return doc
+
+
+def names_an_entity(text: str) -> bool:
+    """Whether ``text`` names something (a proper noun, or an entity the recogniser finds that is no date or
+    figure): only such a claim is worth asking a model about."""
+    return _named(_parsed(text))
 
 
 @functools.lru_cache(maxsize=1024)
 def read_claim(text: str) -> tuple[Reading, ...]:
     """:func:`read_doc` of ``text`` parsed by the extractor's pipeline (with its entity recogniser)."""
-    from factcheck.extractors.sentence import load_pipeline, parse
-
-    (doc,) = parse(load_pipeline("auto"), [text], ner=True)
-    return tuple(read_doc(doc))
+    return tuple(read_doc(_parsed(text)))
