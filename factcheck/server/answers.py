@@ -7,6 +7,11 @@ claims, and each judgment read and scored. Here the finished answer of
 rule, deliberation policy) and the text exactly as sent (claim spans point into
 it, so two texts that differ only in spacing are two entries).
 
+A request body answered before, byte for byte, is answered before FastAPI
+routes it (:class:`RepeatFirst`): its digest is remembered with the key it was
+read as, so a repeat costs a hash and two lookups instead of routing, JSON
+parsing and validation. The kept answer is the same one, under the same rules.
+
 Only complete answers are kept: not a partial one (the deadline cut it short),
 not one where an agent failed (an error, a time-out: the next request should
 try again), not one whose deliberation of a claim was cut short (the deadline,
@@ -18,13 +23,19 @@ workers each keeps its own (the SQLite judgment cache is the one they share).
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
 from factcheck.types import Usage
+
+REQUEST_DIGEST = "factcheck_request"  # the scope state's key for the digest of the request's body (RepeatFirst)
 
 HIT_USAGE = Usage(
     cache_hits={"answer": 1},
@@ -54,6 +65,8 @@ class AnswerCache:
         self.ttl_s = ttl_s
         self.clock = clock
         self._entries: OrderedDict[Hashable, tuple[float, StoredAnswer]] = OrderedDict()
+        # A request's digest -> the key its answer is kept under, less the memory's stamp, and its extra fields.
+        self._requests: OrderedDict[bytes, tuple[tuple[Hashable, ...], bytes]] = OrderedDict()
 
     def get(self, key: Hashable) -> StoredAnswer | None:
         """The stored answer for ``key``; ``None`` if absent or expired."""
@@ -79,8 +92,91 @@ class AnswerCache:
         while len(self._entries) > self.size:
             self._entries.popitem(last=False)
 
+    def remember(self, request: bytes, key: tuple[Hashable, ...], fields: bytes) -> None:
+        """Remember that the request of digest ``request`` (:func:`request_digest`) is answered by the answer
+        kept under ``(*key, memory stamp)``, with the extra top-level ``fields``."""
+        if self.size <= 0:
+            return
+        self._requests[request] = (key, fields)
+        self._requests.move_to_end(request)
+        while len(self._requests) > self.size:
+            self._requests.popitem(last=False)
+
+    def repeat(self, request: bytes, memory: str) -> StoredAnswer | None:
+        """The kept answer to a request remembered by :meth:`remember`, its fields added; ``None`` if the request
+        is new, or its answer expired, dropped, or kept before the memory's stamp moved."""
+        remembered = self._requests.get(request)
+        if remembered is None:
+            return None
+        key, fields = remembered
+        stored = self.get((*key, memory))
+        if stored is None:
+            return None
+        return StoredAnswer(stored.with_fields(fields), stored.claims)
+
     def __len__(self) -> int:
         return len(self._entries)
+
+
+def request_digest(scope: Scope, body: bytes) -> bytes:
+    """What tells two requests to one path apart for :class:`RepeatFirst`: a digest of their Content-Type and
+    their body, byte for byte (two bodies that differ only in spacing are two requests)."""
+    content_type = next((value for name, value in scope["headers"] if name.lower() == b"content-type"), b"")
+    digest = hashlib.blake2b(content_type, digest_size=16)
+    digest.update(b"\0")
+    digest.update(body)
+    return digest.digest()
+
+
+class RepeatFirst:
+    """ASGI middleware: a ``POST`` to ``path`` whose body was answered before is answered by ``repeat`` before
+    the app routes it, reads it again and validates it.
+
+    The body is read whole first (through the middleware outside, which limits it) and its digest put in the
+    scope's state (``factcheck_request``), where the route finds it to :meth:`AnswerCache.remember` the request.
+    ``repeat(scope, digest)`` gives the answer (a refusal included, such as the claim rate limit's 429), or
+    ``None``: then the app gets the request as it came, the same messages in the same order, and an error met
+    while reading the body (its size or time limit, a body cut off) is raised to it where it met it.
+    """
+
+    def __init__(self, app: ASGIApp, path: str, repeat: Callable[[Scope, bytes], Response | None]) -> None:
+        self.app = app
+        self.path = path
+        self.repeat = repeat
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self.path:
+            await self.app(scope, receive, send)
+            return
+        messages: list[Message] = []
+        failure: Exception | None = None
+        try:
+            while not messages or (messages[-1]["type"] == "http.request" and messages[-1].get("more_body", False)):
+                messages.append(await receive())
+        except Exception as exc:  # the app meets it again, at the same point of the body
+            failure = exc
+        if failure is None and messages[-1]["type"] == "http.request":
+            digest = request_digest(scope, b"".join(message.get("body", b"") for message in messages))
+            scope.setdefault("state", {})[REQUEST_DIGEST] = digest
+            answer = self.repeat(scope, digest)
+            if answer is not None:
+                await answer(scope, receive, send)
+                return
+        await self.app(scope, replayed(messages, failure, receive), send)
+
+
+def replayed(messages: list[Message], failure: Exception | None, receive: Receive) -> Receive:
+    """A ``receive`` that gives ``messages`` again, then raises ``failure`` if there was one, then receives on."""
+    pending = list(messages)
+
+    async def again() -> Message:
+        if pending:
+            return pending.pop(0)
+        if failure is not None:
+            raise failure
+        return await receive()
+
+    return again
 
 
 # How a claim's ``deliberation.stopped`` begins when the deliberation was cut short, not finished.

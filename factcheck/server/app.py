@@ -33,6 +33,7 @@ from typing import Any, Literal, TypeVar
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from starlette.types import Scope
 
 from factcheck.claimtime import reference_time
 from factcheck.config import PROFILES
@@ -43,7 +44,7 @@ from factcheck.memory.settings import MemorySettings, memory_settings
 from factcheck.memory.store import MAX_CLAIM, MAX_NOTE, Correction, MemoryStore, StampWatch
 from factcheck.pipeline import Checker
 from factcheck.registry import get_registry
-from factcheck.server.answers import AnswerCache
+from factcheck.server.answers import REQUEST_DIGEST, AnswerCache
 from factcheck.server.middleware import (
     CALLER,
     APIError,
@@ -233,6 +234,19 @@ class Service:
             self.memory_watch = StampWatch(memory.path or "")
         return self.memory_watch.stamp() if self.memory_watch else ""
 
+    def repeat(self, scope: Scope, request: bytes) -> Response | None:
+        """The kept answer to a ``POST /v1/check`` whose body was answered before (``request``: its digest), or the
+        claim rate limit's refusal; ``None``: route it (:class:`~factcheck.server.answers.RepeatFirst`)."""
+        who = scope.get("state", {}).get(CALLER)
+        stored = self.answers.repeat(request, self.memory_stamp()) if isinstance(who, str) else None
+        if stored is None:
+            return None
+        try:
+            self.gate.admit_claims(who)(stored.claims)
+        except APIError as exc:
+            return self.scrub.error(exc.status, exc.message, exc.headers, **exc.extra)
+        return Response(stored.body, media_type="application/json")
+
     async def own_judgments(self, claim: str) -> tuple[Judgment, ...]:
         """This server's own judgments of ``claim`` (its default checker, the claim alone): what
         ``learn_trust`` learns from, since a caller's result could carry any judgments it likes. A check
@@ -401,18 +415,17 @@ async def check(body: CheckRequest, request: Request, who: str = Depends(caller)
     # A text of another date is another check (its claims' times, the sources' dates); an undated one is
     # answered from memory as the check of its first asking, within the cache's time to live.
     # A correction taken since (the memory's stamp) makes it another check too: its precedents may differ.
-    memory = service.memory_stamp()
-    answer_key = (
-        service.pool.key(body.profile, body.scorer, body.labels, body.deliberation),
-        body.date,
-        body.text,
-        memory,
-    )
+    settings_key = (service.pool.key(body.profile, body.scorer, body.labels, body.deliberation), body.date, body.text)
+    answer_key = (*settings_key, service.memory_stamp())
+    extra = metadata(body)
+    fields = scrub.render(extra) if extra else b""
+    # The same body sent again is then answered before it is routed (RepeatFirst).
+    request_digest = request.scope.get("state", {}).get(REQUEST_DIGEST)
     stored = answers.get(answer_key)
     if stored is not None:
         service.gate.admit_claims(who)(stored.claims)
-        extra = metadata(body)
-        fields = scrub.render(extra) if extra else b""
+        if request_digest is not None:
+            answers.remember(request_digest, settings_key, fields)
         return Response(stored.with_fields(fields), media_type="application/json")
 
     async def verdict_of() -> dict[str, Any]:
@@ -427,7 +440,9 @@ async def check(body: CheckRequest, request: Request, who: str = Depends(caller)
         service.client_gone("/v1/check")
         return Response(status_code=499)  # nobody is listening; the status is for the access log
     answers.put(answer_key, verdict, scrub.render)
-    return scrub.json({**verdict, **metadata(body)})
+    if request_digest is not None:
+        answers.remember(request_digest, settings_key, fields)
+    return scrub.json({**verdict, **extra})
 
 
 @router.post(
@@ -544,7 +559,7 @@ def create_app(
     }
     add_error_handlers(app, service.scrub, bodies)
     app.include_router(router)
-    add_middleware(app, settings, service.gate, service.scrub)
+    add_middleware(app, settings, service.gate, service.scrub, repeat=service.repeat)
     return app
 
 

@@ -28,6 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from factcheck.jsonl import rounded
 from factcheck.secrets import redact
+from factcheck.server.answers import RepeatFirst
 from factcheck.server.auth import KeyChecker, RateLimiter, retry_after_header
 from factcheck.server.runner import VOUCH
 from factcheck.server.settings import ServerSettings
@@ -342,10 +343,21 @@ def add_error_handlers(app: FastAPI, scrub: Redactor, bodies: Mapping[str, type[
         return scrub.error(500, "internal error (see the server log)")
 
 
-def add_middleware(app: FastAPI, settings: ServerSettings, gate: Gate, scrub: Redactor) -> None:
-    """CORS, the key and the body limits, in that order from the outside in."""
+def add_middleware(
+    app: FastAPI,
+    settings: ServerSettings,
+    gate: Gate,
+    scrub: Redactor,
+    repeat: Callable[[Scope, bytes], Response | None] | None = None,
+) -> None:
+    """CORS, the key, the body limits and, with ``repeat``, the answers to repeated checks, in that order from
+    the outside in."""
     # Outermost: CORS headers go on every answer to an allowed origin, errors included, so a page can read them.
     # Inside CORS, the key is checked before the body limits read anything (KeyFirst); refusals get CORS headers.
+    # Innermost, a check whose body was answered before is answered from the kept answers (RepeatFirst): after
+    # the key, the rate limits and the body limits, before routing.
+    if repeat is not None:
+        app.add_middleware(RepeatFirst, path="/v1/check", repeat=repeat)
     app.add_middleware(
         BodyLimit,
         max_bytes=settings.max_body_bytes,
