@@ -226,12 +226,23 @@ def test_an_answer_kept_from_before_a_correction_is_not_repeated_after_it(tmp_pa
             assert answer.status_code == 200, answer.text
             return answer.json()
 
+        def streamed() -> dict[str, Any]:
+            """The verdict of the stream, the way the browser extension checks."""
+            body = {"text": STATINS}
+            with httpx.stream("POST", f"{url}/v1/check/stream", json=body, headers=AUTH, timeout=60) as answer:
+                lines = [line for line in answer.iter_lines() if line.startswith("data: ")]
+            verdict: dict[str, Any] = json.loads(lines[-1].removeprefix("data: "))
+            return verdict
+
         first, again = checked(), checked()
+        first_stream, again_stream = streamed(), streamed()
         assert "answer" not in first["usage"].get("cache_hits", {})
         assert again["usage"]["cache_hits"].get("answer") == 1  # repeated from memory: nothing changed
+        assert again_stream["usage"]["cache_hits"].get("answer") == 1
         assert post(url, {"claim_text": STATINS, "label": "FALSE"}, AUTH).status_code == 201
-        after = checked()
+        after, after_stream = checked(), streamed()
     assert "answer" not in after["usage"].get("cache_hits", {})
+    assert "answer" not in after_stream["usage"].get("cache_hits", {}) and after_stream["claims"] == after["claims"]
     (judgment,) = [j for j in after["claims"][0]["judgments"] if j["agent"] == "memory"]
     assert judgment["factuality"] is False and judgment["evidence"][0]["url"] == "factcheck-memory:1/FALSE"
 

@@ -1,6 +1,7 @@
-"""A check sent again byte for byte is answered before routing (:class:`factcheck.server.answers.RepeatFirst`):
-the middleware on raw ASGI messages, then the real server, where the answer, the claim rate limit and the
-answer's metadata must be what the route would have given."""
+"""A check sent again is answered from the kept answers: byte for byte before routing
+(:class:`factcheck.server.answers.RepeatFirst`), and a streamed check as the events it sent. The middleware on raw
+ASGI messages, then the real server, where the answer, the claim rate limit and the answer's metadata must be
+what the route would have given."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
 from factcheck.server.answers import REQUEST_DIGEST, AnswerCache, RepeatFirst, request_digest
-from tests.test_server import AUTH, TWO_CLAIMS, server
+from tests.test_server import AUTH, TWO_CLAIMS, events, server
 
+PATHS = frozenset({"/v1/check", "/v1/check/stream"})
 BODY = [b'{"text": "Statins', b' lower LDL."}']
 
 
@@ -85,7 +87,7 @@ def test_a_new_body_reaches_the_app_message_for_message_with_its_digest() -> Non
     inner = Inner()
     repeat, asked = answering(None)
     receive, _ = receiving(BODY)
-    sent = run(RepeatFirst(inner, "/v1/check", repeat), scope_of(), receive)
+    sent = run(RepeatFirst(inner, PATHS, repeat), scope_of(), receive)
     assert [m["body"] for m in inner.read] == BODY and [m["more_body"] for m in inner.read] == [True, False]
     assert sent[-1]["body"] == b"routed"
     assert asked == [request_digest(scope_of(), b"".join(BODY))] == [inner.scopes[0]["state"][REQUEST_DIGEST]]
@@ -95,7 +97,7 @@ def test_a_repeat_is_answered_without_the_app() -> None:
     inner = Inner()
     repeat, asked = answering(Response(b'{"label": "TRUE"}', media_type="application/json"))
     receive, _ = receiving(BODY)
-    sent = run(RepeatFirst(inner, "/v1/check", repeat), scope_of(), receive)
+    sent = run(RepeatFirst(inner, PATHS, repeat), scope_of(), receive)
     assert inner.scopes == [] and len(asked) == 1
     assert sent[0]["status"] == 200 and sent[1]["body"] == b'{"label": "TRUE"}'
 
@@ -105,18 +107,18 @@ def test_an_error_reading_the_body_reaches_the_app_where_it_was_met() -> None:
     repeat, asked = answering(Response(b"never"))
     failure = TimeoutError("the body stopped coming")
     receive, _ = receiving(BODY, failure=failure)
-    sent = run(RepeatFirst(inner, "/v1/check", repeat), scope_of(), receive)
+    sent = run(RepeatFirst(inner, PATHS, repeat), scope_of(), receive)
     assert asked == []  # no digest of half a body
     assert [m["body"] for m in inner.read] == BODY[:1] and inner.raised is failure
     assert sent[-1]["body"] == b"routed"
 
 
-@pytest.mark.parametrize("scope", [scope_of(path="/v1/check/stream"), scope_of(method="GET")])
+@pytest.mark.parametrize("scope", [scope_of(path="/v1/feedback"), scope_of(method="GET")])
 def test_other_routes_and_methods_are_passed_on_unread(scope: Scope) -> None:
     inner = Inner()
     repeat, asked = answering(Response(b"never"))
     receive, calls = receiving(BODY)
-    run(RepeatFirst(inner, "/v1/check", repeat), scope, receive)
+    run(RepeatFirst(inner, PATHS, repeat), scope, receive)
     assert asked == [] and calls[0] == len(BODY) and "state" not in inner.scopes[0]
 
 
@@ -126,8 +128,9 @@ def test_the_content_type_and_every_byte_tell_requests_apart() -> None:
         request_digest(scope_of(), body),
         request_digest(scope_of(), body.replace(b": ", b":")),
         request_digest(scope_of(content_type=b"text/plain"), body),
+        request_digest(scope_of(path="/v1/check/stream"), body),
     }
-    assert len(digests) == 3
+    assert len(digests) == 4
 
 
 def test_a_remembered_request_follows_its_answer_out_of_the_cache() -> None:
@@ -161,3 +164,31 @@ def test_the_server_repeats_the_routes_answer_and_its_limits() -> None:
     assert repeated.json()["url"] == "https://example.org/a" and repeated.json()["claims"] == first.json()["claims"]
     assert refused.status_code == 429 and "claim rate limit reached (2 claims)" in refused.json()["error"]
     assert int(refused.headers["retry-after"]) >= 1
+
+
+def test_a_stream_sent_again_is_sent_its_events_again_from_memory() -> None:
+    """The browser extension checks through the stream: a page checked again must not be checked again."""
+    headers = {**AUTH, "Content-Type": "application/json"}
+    with server(claims_per_minute=1, claims_burst=6) as url:
+
+        def streamed(body: dict[str, Any]) -> tuple[httpx.Response, list[tuple[str, dict[str, Any]]]]:
+            with httpx.stream("POST", f"{url}/v1/check/stream", json=body, headers=headers, timeout=60) as response:
+                if response.status_code != 200:
+                    response.read()
+                    return response, []
+                return response, events(response)
+
+        first, sent = streamed({"text": TWO_CLAIMS})
+        again, resent = streamed({"text": TWO_CLAIMS, "title": "A page"})  # routed: another body, the same check
+        repeat, repeated = streamed({"text": TWO_CLAIMS, "title": "A page"})  # byte for byte: before routing
+        refused, _ = streamed({"text": TWO_CLAIMS})  # 6 claims in: the bucket is empty
+    assert [name for name, _ in sent] == ["claims", "claim", "claim", "verdict"]
+    assert "answer" not in sent[-1][1]["usage"]["cache_hits"]
+    for response, events_again in ((again, resent), (repeat, repeated)):
+        assert response.headers["content-type"].startswith("text/event-stream")
+        assert response.headers["cache-control"] == "no-cache"
+        assert events_again[:-1] == sent[:-1]  # the claims and each claim, as they were sent
+        verdict = events_again[-1][1]
+        assert verdict["usage"]["cache_hits"] == {"answer": 1} and verdict["title"] == "A page"
+        assert verdict["claims"] == sent[-1][1]["claims"] and verdict["label"] == sent[-1][1]["label"]
+    assert refused.status_code == 429 and "claim rate limit" in refused.json()["error"]

@@ -12,6 +12,10 @@ routes it (:class:`RepeatFirst`): its digest is remembered with the key it was
 read as, so a repeat costs a hash and two lookups instead of routing, JSON
 parsing and validation. The kept answer is the same one, under the same rules.
 
+A streamed check (``/v1/check/stream``, the browser extension's) is kept as
+the events it sent, and a repeat is sent them again at once, its verdict saying
+it came from memory.
+
 Only complete answers are kept: not a partial one (the deadline cut it short),
 not one where an agent failed (an error, a time-out: the next request should
 try again), not one whose deliberation of a claim was cut short (the deadline,
@@ -26,8 +30,8 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from starlette.responses import Response
@@ -45,16 +49,25 @@ HIT_USAGE = Usage(
 
 @dataclass(frozen=True)
 class StoredAnswer:
-    """An answer ready to send: its JSON body (usage already saying it came from memory) and its claim count."""
+    """An answer ready to send: its body, its claim count, its media type and headers. The body is the answer's
+    JSON (usage already saying it came from memory) or, for a stream, its events, the verdict's JSON last."""
 
     body: bytes
     claims: int
+    media_type: str = "application/json"
+    headers: tuple[tuple[str, str], ...] = ()
 
     def with_fields(self, fields: bytes) -> bytes:
-        """The body with more top-level fields (``fields`` is a JSON object, e.g. ``{"url": ...}``)."""
+        """The body with more top-level fields in its answer (``fields`` is a JSON object, e.g. ``{"url": ...}``):
+        they go before the last closing brace, the answer's own, whatever follows it."""
         if fields in (b"", b"{}"):
             return self.body
-        return self.body[:-1] + b", " + fields[1:]
+        end = self.body.rindex(b"}")
+        return self.body[:end] + b", " + fields[1:] + self.body[end + 1 :]
+
+    def response(self, fields: bytes = b"") -> Response:
+        """The answer to send, with ``fields`` added (:meth:`with_fields`)."""
+        return Response(self.with_fields(fields), headers=dict(self.headers), media_type=self.media_type)
 
 
 class AnswerCache:
@@ -80,17 +93,29 @@ class AnswerCache:
         self._entries.move_to_end(key)
         return answer
 
-    def put(self, key: Hashable, answer: dict[str, Any], render: Callable[[dict[str, Any]], bytes]) -> None:
-        """Keep ``answer`` (rendered once by ``render``, with the answer-cache usage) if it is complete."""
+    def put(
+        self,
+        key: Hashable,
+        answer: dict[str, Any],
+        render: Callable[[dict[str, Any]], bytes],
+        before: bytes = b"",
+        media_type: str = "application/json",
+        headers: Mapping[str, str] | None = None,
+    ) -> bool:
+        """Keep ``answer`` (rendered once by ``render``, with the answer-cache usage) if it is complete; whether it
+        was kept. ``before``: what comes before it in the body (a stream's events before its verdict)."""
         if self.size <= 0 or not cacheable(answer):
-            return
-        body = render({**answer, "usage": HIT_USAGE})
-        if not body.endswith(b"}"):
-            return
-        self._entries[key] = (self.clock(), StoredAnswer(body, len(answer.get("claims", ()))))
+            return False
+        rendered = render({**answer, "usage": HIT_USAGE})
+        if b"}" not in rendered:
+            return False
+        claims = len(answer.get("claims", ()))
+        stored = StoredAnswer(before + rendered, claims, media_type, tuple((headers or {}).items()))
+        self._entries[key] = (self.clock(), stored)
         self._entries.move_to_end(key)
         while len(self._entries) > self.size:
             self._entries.popitem(last=False)
+        return True
 
     def remember(self, request: bytes, key: tuple[Hashable, ...], fields: bytes) -> None:
         """Remember that the request of digest ``request`` (:func:`request_digest`) is answered by the answer
@@ -112,25 +137,26 @@ class AnswerCache:
         stored = self.get((*key, memory))
         if stored is None:
             return None
-        return StoredAnswer(stored.with_fields(fields), stored.claims)
+        return replace(stored, body=stored.with_fields(fields))
 
     def __len__(self) -> int:
         return len(self._entries)
 
 
 def request_digest(scope: Scope, body: bytes) -> bytes:
-    """What tells two requests to one path apart for :class:`RepeatFirst`: a digest of their Content-Type and
+    """What tells two requests apart for :class:`RepeatFirst`: a digest of their path, their Content-Type and
     their body, byte for byte (two bodies that differ only in spacing are two requests)."""
     content_type = next((value for name, value in scope["headers"] if name.lower() == b"content-type"), b"")
-    digest = hashlib.blake2b(content_type, digest_size=16)
-    digest.update(b"\0")
-    digest.update(body)
+    digest = hashlib.blake2b(scope["path"].encode(), digest_size=16)
+    for part in (content_type, body):
+        digest.update(b"\0")
+        digest.update(part)
     return digest.digest()
 
 
 class RepeatFirst:
-    """ASGI middleware: a ``POST`` to ``path`` whose body was answered before is answered by ``repeat`` before
-    the app routes it, reads it again and validates it.
+    """ASGI middleware: a ``POST`` to one of ``paths`` whose body was answered before is answered by ``repeat``
+    before the app routes it, reads it again and validates it.
 
     The body is read whole first (through the middleware outside, which limits it) and its digest put in the
     scope's state (``factcheck_request``), where the route finds it to :meth:`AnswerCache.remember` the request.
@@ -139,13 +165,13 @@ class RepeatFirst:
     while reading the body (its size or time limit, a body cut off) is raised to it where it met it.
     """
 
-    def __init__(self, app: ASGIApp, path: str, repeat: Callable[[Scope, bytes], Response | None]) -> None:
+    def __init__(self, app: ASGIApp, paths: frozenset[str], repeat: Callable[[Scope, bytes], Response | None]) -> None:
         self.app = app
-        self.path = path
+        self.paths = paths
         self.repeat = repeat
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self.path:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] not in self.paths:
             await self.app(scope, receive, send)
             return
         messages: list[Message] = []

@@ -26,8 +26,9 @@ import asyncio
 import importlib.metadata
 import logging
 import sqlite3
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Hashable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from fastapi import APIRouter, Depends, FastAPI, Request
@@ -182,6 +183,26 @@ class FeedbackRequest(BaseModel):
         return correction_from_text(self.claim_text, self.label, self.note, reviewer, "server")
 
 
+EVENT_STREAM = "text/event-stream"
+STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where the answer to one check request is kept: ``base`` (the route, the checker's settings, the text's date
+    and the text) and the memory's stamp make its key; ``fields``, the request's metadata to add to the kept answer
+    (JSON); ``digest``, its body's (:func:`~factcheck.server.answers.request_digest`), if it was taken."""
+
+    base: tuple[Hashable, ...]
+    memory: str
+    fields: bytes
+    digest: bytes | None
+
+    @property
+    def key(self) -> tuple[Hashable, ...]:
+        return (*self.base, self.memory)
+
+
 class Service:
     """What the routes of one app share: its settings, checkers, gate, cache of answers and scrubber."""
 
@@ -235,8 +256,8 @@ class Service:
         return self.memory_watch.stamp() if self.memory_watch else ""
 
     def repeat(self, scope: Scope, request: bytes) -> Response | None:
-        """The kept answer to a ``POST /v1/check`` whose body was answered before (``request``: its digest), or the
-        claim rate limit's refusal; ``None``: route it (:class:`~factcheck.server.answers.RepeatFirst`)."""
+        """The kept answer to a check whose body was answered before (``request``: its digest), or the claim
+        rate limit's refusal; ``None``: route it (:class:`~factcheck.server.answers.RepeatFirst`)."""
         who = scope.get("state", {}).get(CALLER)
         stored = self.answers.repeat(request, self.memory_stamp()) if isinstance(who, str) else None
         if stored is None:
@@ -245,7 +266,49 @@ class Service:
             self.gate.admit_claims(who)(stored.claims)
         except APIError as exc:
             return self.scrub.error(exc.status, exc.message, exc.headers, **exc.extra)
-        return Response(stored.body, media_type="application/json")
+        return stored.response()
+
+    def place_of(self, request: Request, body: CheckRequest) -> Place:
+        """Where the answer to ``body`` on ``request``'s route is kept (:class:`Place`)."""
+        # A text of another date is another check (its claims' times, the sources' dates); an undated one is
+        # answered from memory as the check of its first asking, within the cache's time to live.
+        # A correction taken since (the memory's stamp) makes it another check too: its precedents may differ.
+        pool_key = self.pool.key(body.profile, body.scorer, body.labels, body.deliberation)
+        extra = metadata(body)
+        return Place(
+            (request.scope["path"], pool_key, body.date, body.text),
+            self.memory_stamp(),
+            self.scrub.render(extra) if extra else b"",
+            request.scope.get("state", {}).get(REQUEST_DIGEST),
+        )
+
+    def kept(self, place: Place, who: str) -> Response | None:
+        """The answer kept at ``place`` with this request's fields, ``who`` charged its claims; ``None`` if none
+        is kept."""
+        stored = self.answers.get(place.key)
+        if stored is None:
+            return None
+        self.gate.admit_claims(who)(stored.claims)
+        self._remember(place)
+        return stored.response(place.fields)
+
+    def keep(self, place: Place, answer: dict[str, Any], events: Sequence[str] | None = None) -> None:
+        """Keep ``answer`` at ``place`` if it is complete (:class:`~factcheck.server.answers.AnswerCache`): as its
+        JSON or, with ``events`` (a stream's events before its verdict), as the stream."""
+        scrub = self.scrub
+        if events is None:
+            kept = self.answers.put(place.key, answer, scrub.render)
+        else:
+            before = "".join(events).encode("utf-8")
+            render = lambda verdict: sse("verdict", verdict, scrub).encode("utf-8")  # noqa: E731
+            kept = self.answers.put(place.key, answer, render, before, EVENT_STREAM, STREAM_HEADERS)
+        if kept:
+            self._remember(place)
+
+    def _remember(self, place: Place) -> None:
+        """The same body sent again is then answered before it is routed (RepeatFirst)."""
+        if place.digest is not None:
+            self.answers.remember(place.digest, place.key[:-1], place.fields)
 
     async def own_judgments(self, claim: str) -> tuple[Judgment, ...]:
         """This server's own judgments of ``claim`` (its default checker, the claim alone): what
@@ -410,23 +473,10 @@ async def check(body: CheckRequest, request: Request, who: str = Depends(caller)
     When the client goes away the check is cancelled.
     """
     service = service_of(request)
-    scrub, answers = service.scrub, service.answers
     checker = service.checker_for(body)
-    # A text of another date is another check (its claims' times, the sources' dates); an undated one is
-    # answered from memory as the check of its first asking, within the cache's time to live.
-    # A correction taken since (the memory's stamp) makes it another check too: its precedents may differ.
-    settings_key = (service.pool.key(body.profile, body.scorer, body.labels, body.deliberation), body.date, body.text)
-    answer_key = (*settings_key, service.memory_stamp())
-    extra = metadata(body)
-    fields = scrub.render(extra) if extra else b""
-    # The same body sent again is then answered before it is routed (RepeatFirst).
-    request_digest = request.scope.get("state", {}).get(REQUEST_DIGEST)
-    stored = answers.get(answer_key)
-    if stored is not None:
-        service.gate.admit_claims(who)(stored.claims)
-        if request_digest is not None:
-            answers.remember(request_digest, settings_key, fields)
-        return Response(stored.with_fields(fields), media_type="application/json")
+    place = service.place_of(request, body)
+    if (kept := service.kept(place, who)) is not None:
+        return kept
 
     async def verdict_of() -> dict[str, Any]:
         verdict: dict[str, Any] = {}
@@ -439,10 +489,8 @@ async def check(body: CheckRequest, request: Request, who: str = Depends(caller)
     if verdict is None:
         service.client_gone("/v1/check")
         return Response(status_code=499)  # nobody is listening; the status is for the access log
-    answers.put(answer_key, verdict, scrub.render)
-    if request_digest is not None:
-        answers.remember(request_digest, settings_key, fields)
-    return scrub.json({**verdict, **extra})
+    service.keep(place, verdict)
+    return service.scrub.json({**verdict, **metadata(body)})
 
 
 @router.post(
@@ -455,10 +503,15 @@ async def check_stream(body: CheckRequest, request: Request, who: str = Depends(
     as it is done, then ``verdict`` (the same JSON as ``/v1/check``); ``error`` if it fails.
 
     The text is split before the answer starts, so a refusal (429 for too many claims, 400, 503)
-    is a plain HTTP status."""
+    is a plain HTTP status. A text streamed before with the same settings is sent its events again at once,
+    the verdict's usage saying so (``usage.cache_hits.answer``)."""
     service = service_of(request)
     scrub = service.scrub
-    stream = service.run_check(service.checker_for(body), body, who)
+    checker = service.checker_for(body)
+    place = service.place_of(request, body)
+    if (kept := service.kept(place, who)) is not None:
+        return kept
+    stream = service.run_check(checker, body, who)
 
     async def split() -> CheckEvent:
         return await anext(stream)
@@ -476,10 +529,16 @@ async def check_stream(body: CheckRequest, request: Request, who: str = Depends(
             yield event
 
     async def events() -> AsyncIterator[str]:
+        sent: list[str] = []  # the events before the verdict, kept with it when the check is complete
         try:
             async for event in rest():
-                data = {**event.data, **metadata(body)} if event.name == "verdict" else event.data
-                yield sse(event.name, data, scrub)
+                if event.name == "verdict":
+                    service.keep(place, event.data, sent)
+                    event_text = sse(event.name, {**event.data, **metadata(body)}, scrub)
+                else:
+                    event_text = sse(event.name, event.data, scrub)
+                    sent.append(event_text)
+                yield event_text
         except FactcheckError as exc:
             yield sse("error", {"error": str(exc)}, scrub)
         except Exception:
@@ -493,8 +552,7 @@ async def check_stream(body: CheckRequest, request: Request, who: str = Depends(
         finally:
             await stream.aclose()
 
-    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-    return StreamingResponse(events(), media_type="text/event-stream", headers=headers)
+    return StreamingResponse(events(), media_type=EVENT_STREAM, headers=STREAM_HEADERS)
 
 
 @router.post(

@@ -357,7 +357,7 @@ def add_middleware(
     # Innermost, a check whose body was answered before is answered from the kept answers (RepeatFirst): after
     # the key, the rate limits and the body limits, before routing.
     if repeat is not None:
-        app.add_middleware(RepeatFirst, path="/v1/check", repeat=repeat)
+        app.add_middleware(RepeatFirst, paths=frozenset({"/v1/check", "/v1/check/stream"}), repeat=repeat)
     app.add_middleware(
         BodyLimit,
         max_bytes=settings.max_body_bytes,
