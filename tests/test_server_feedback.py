@@ -237,6 +237,7 @@ def test_an_answer_kept_from_before_a_correction_is_not_repeated_after_it(tmp_pa
         first, again = checked(), checked()
         first_stream, again_stream = streamed(), streamed()
         assert "answer" not in first["usage"].get("cache_hits", {})
+        assert "answer" not in first_stream["usage"].get("cache_hits", {})  # the stream keeps its own answer
         assert again["usage"]["cache_hits"].get("answer") == 1  # repeated from memory: nothing changed
         assert again_stream["usage"]["cache_hits"].get("answer") == 1
         assert post(url, {"claim_text": STATINS, "label": "FALSE"}, AUTH).status_code == 201

@@ -182,7 +182,7 @@ def test_a_stream_sent_again_is_sent_its_events_again_from_memory() -> None:
         again, resent = streamed({"text": TWO_CLAIMS, "title": "A page"})  # routed: another body, the same check
         repeat, repeated = streamed({"text": TWO_CLAIMS, "title": "A page"})  # byte for byte: before routing
         refused, _ = streamed({"text": TWO_CLAIMS})  # 6 claims in: the bucket is empty
-    assert [name for name, _ in sent] == ["claims", "claim", "claim", "verdict"]
+    assert first.status_code == 200 and [name for name, _ in sent] == ["claims", "claim", "claim", "verdict"]
     assert "answer" not in sent[-1][1]["usage"]["cache_hits"]
     for response, events_again in ((again, resent), (repeat, repeated)):
         assert response.headers["content-type"].startswith("text/event-stream")

@@ -3,9 +3,10 @@
 The judgment cache (SQLite, per claim) already spares the searches and the
 judging of a claim seen before, but a repeated text is still split into
 claims, and each judgment read and scored. Here the finished answer of
-``/v1/check`` (and of ``/v1/check/stream``, below) is kept, keyed by the route, the checker's settings (profile, scorer, label
-rule, deliberation policy) and the text exactly as sent (claim spans point into
-it, so two texts that differ only in spacing are two entries).
+``/v1/check`` (and of ``/v1/check/stream``, below) is kept, keyed by the
+route, the checker's settings (profile, scorer, label rule, deliberation
+policy) and the text exactly as sent (claim spans point into it, so two texts
+that differ only in spacing are two entries).
 
 A request body answered before, byte for byte, is answered before FastAPI
 routes it (:class:`RepeatFirst`): its digest is remembered with the key it was
