@@ -142,9 +142,14 @@ def test_a_remembered_request_follows_its_answer_out_of_the_cache() -> None:
     repeated = cache.repeat(b"digest", "stamp-1")
     assert repeated is not None and repeated.claims == 1 and json.loads(repeated.body)["url"] == "u"
     assert cache.repeat(b"other", "stamp-1") is None
-    assert cache.repeat(b"digest", "stamp-2") is None  # the memory moved on: checked again
     now[0] = 11.0
     assert cache.repeat(b"digest", "stamp-1") is None  # expired with its answer
+    cache.put(("offline", None, "text", "stamp-2"), answer, lambda content: json.dumps(content).encode())
+    assert cache.repeat(b"digest", "stamp-2") is None  # forgotten with it: the route remembers it again
+    cache.remember(b"digest", ("offline", None, "text"), b"")
+    again = cache.repeat(b"digest", "stamp-2")
+    assert again is not None and "url" not in json.loads(again.body)  # this time the request had no url
+    assert cache.repeat(b"digest", "stamp-3") is None  # the memory moved on: checked again
 
 
 def test_the_server_repeats_the_routes_answer_and_its_limits() -> None:

@@ -136,8 +136,10 @@ class AnswerCache:
             return None
         key, fields = remembered
         stored = self.get((*key, memory))
-        if stored is None:
+        if stored is None:  # forgotten too, so it keeps no text alive: the route remembers it again
+            del self._requests[request]
             return None
+        self._requests.move_to_end(request)
         return replace(stored, body=stored.with_fields(fields))
 
     def __len__(self) -> int:
