@@ -162,7 +162,7 @@ def test_ci_prints_both_short_forms_after_the_linters_and_never_fails_on_them() 
     step = ci[ci.index(heading) :]
     docs = (ROOT / "docs" / "batch.md").read_text(encoding="utf-8")
     commands = [
-        "python bench/server_load.py --clients 1,50 --short --baseline 4af1622",
+        "python bench/server_load.py --clients 1,50 --short --stream 2 --stream-repeats 2 --baseline 4af1622",
         "python bench/batch.py --mode scifact --limit 12 --concurrency 1,8",
     ]
     for command in commands:
